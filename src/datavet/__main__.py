@@ -1,0 +1,3 @@
+from datavet.cli import main
+
+raise SystemExit(main())

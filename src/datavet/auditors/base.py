@@ -1,0 +1,121 @@
+"""What every auditor is: a pure function of the split profiles that returns findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from datavet.errors import UsageError
+from datavet.findings import Finding, Severity
+from datavet.scan import Profile
+
+
+class Skip(Exception):
+    """Raised by an auditor that cannot apply (no target, no test split, regression task...).
+
+    The runner records the rule as skipped with this reason; it is not a failure.
+    """
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    train: Profile
+    test: Profile | None = None
+    target: str | None = None
+    task: str | None = None  # "classification" | "regression" | None when there is no target
+    columns: Mapping[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
+    # split -> ((column name, arrow dtype, kind), ...) in file order, target included
+
+    @property
+    def splits(self) -> list[Profile]:
+        return [self.train] if self.test is None else [self.train, self.test]
+
+    def require_target(self) -> None:
+        if self.target is None or self.train.label is None:
+            raise Skip("no target column given (pass --target)")
+
+    def require_classification(self) -> None:
+        self.require_target()
+        if self.task != "classification":
+            raise Skip(f"the task is {self.task}, not classification")
+
+    def require_test(self) -> None:
+        if self.test is None:
+            raise Skip("no test split given (pass --test)")
+
+
+class Auditor:
+    """Base class. Subclasses set ``code``, ``name``, ``severity``, ``summary`` and
+    ``thresholds`` (the only place their numbers live) and implement :meth:`check`.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    thresholds: ClassVar[Mapping[str, float]] = {}
+
+    def __init__(
+        self, *, severity: Severity | None = None, thresholds: Mapping[str, float] | None = None
+    ) -> None:
+        self.level = severity if severity is not None else type(self).severity
+        unknown = set(thresholds or {}) - set(self.thresholds)
+        if unknown:
+            known = ", ".join(sorted(self.thresholds)) or "none"
+            raise UsageError(
+                f"{self.code} has no threshold {', '.join(sorted(unknown))} (known: {known})"
+            )
+        self.options = {**self.thresholds, **(thresholds or {})}
+
+    def check(self, ctx: AuditContext) -> Iterable[Finding]:  # pragma: no cover
+        raise NotImplementedError
+
+    def run(self, ctx: AuditContext) -> list[Finding]:
+        return list(self.check(ctx))
+
+    def finding(self, message: str, *, severity: Severity | None = None, **fields) -> Finding:
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=severity if severity is not None else self.level,
+            message=message,
+            **fields,
+        )
+
+
+def pct(part: float, whole: float) -> str:
+    """'0.75%' style; never divides by zero."""
+    if not whole:
+        return "0%"
+    value = 100.0 * part / whole
+    return f"{value:.1f}%" if value >= 1 or value == 0 else f"{value:.2g}%"
+
+
+def rows_text(examples: Iterable[int], total: int | None) -> str:
+    """'rows 3, 17, 40' plus '+N more' when the examples are capped."""
+    ex = list(examples)
+    if not ex:
+        return ""
+    word = "row" if len(ex) == 1 and (total or 1) == 1 else "rows"
+    text = f"{word} {', '.join(str(i) for i in ex)}"
+    if total is not None and total > len(ex):
+        text += f" (+{total - len(ex)} more)"
+    return text
+
+
+def fmt(value: float) -> str:
+    """A number for a message: 3 significant digits, no scientific notation for ordinary sizes."""
+    if value != value:  # NaN
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return str(value)
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}" if abs(value) >= 10_000 else str(int(value))
+    return f"{value:.3g}"
+
+
+def iter_features(profile: Profile, kinds: tuple[str, ...] | None = None) -> Iterator:
+    for stats in profile.columns.values():
+        if kinds is None or stats.kind in kinds:
+            yield stats

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.findings import Severity
+
+
+class InfValues(Auditor):
+    """+inf or -inf in a numeric feature, counted apart from NaN.
+
+    **What it checks**
+    Every numeric column of every split: values that are positive or negative infinity, counted
+    exactly and separately (``+inf`` and ``-inf`` each), with the first row positions.
+
+    **Why it matters**
+    Infinity usually comes from ``log(0)``, a division by zero or an overflowing cast upstream.
+    ``inf - inf`` and ``0 * inf`` are NaN, so one infinite input poisons the loss or, worse, only
+    the gradients, while the loss still looks finite (a saturated ``tanh`` hides it).
+
+    **How to fix**
+    Fix the transform that produced it: ``log(x + eps)`` instead of ``log(x)``, guard divisions,
+    clip to a physical range; then treat any remaining ones as missing values.
+    """
+
+    code = "V002"
+    name = "inf-values"
+    severity = Severity.ERROR
+    summary = "+inf or -inf in a feature"
+    thresholds = {"min_count": 1}
+
+    def check(self, ctx: AuditContext):
+        for profile in ctx.splits:
+            for col in profile.columns.values():
+                if col.inf < self.options["min_count"]:
+                    continue
+                parts = []
+                if col.posinf:
+                    parts.append(f"{col.posinf:,} +inf")
+                if col.neginf:
+                    parts.append(f"{col.neginf:,} -inf")
+                yield self.finding(
+                    f"Column {col.name!r} has {' and '.join(parts)} values in {profile.split} "
+                    f"({pct(col.inf, col.rows)}): {rows_text(col.inf_rows, col.inf)}.",
+                    split=profile.split,
+                    columns=(col.name,),
+                    n_affected=col.inf,
+                    examples=col.inf_rows,
+                    metrics={
+                        "posinf": col.posinf,
+                        "neginf": col.neginf,
+                        "fraction": col.inf / col.rows,
+                    },
+                    hint="fix the transform that made it (log(x + eps), guarded division) or clip",
+                )

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.findings import Severity
+
+
+class NanValues(Auditor):
+    """NaN, None, null or NaT in a feature column.
+
+    **What it checks**
+    Every feature column of every split, every row: missing values (null, None, NaN, NaT) are
+    counted exactly, never estimated from a sample, and reported per column and split with the
+    first row positions.
+
+    **Why it matters**
+    One NaN in an input makes the forward pass NaN, then the loss, then (after one update) every
+    weight it touches. Most frameworks do not stop: training goes on printing ``nan``. A missing
+    value that a pipeline fills with 0 is quieter and just as wrong.
+
+    **How to fix**
+    Impute (the train median, plus a "was missing" indicator column) with statistics fitted on
+    train only, or drop the affected rows; find out why the values are missing first.
+    """
+
+    code = "V001"
+    name = "nan-values"
+    severity = Severity.ERROR
+    summary = "NaN / None / NaT in a feature"
+    thresholds = {"min_count": 1}
+
+    def check(self, ctx: AuditContext):
+        for profile in ctx.splits:
+            for col in profile.columns.values():
+                if col.missing < self.options["min_count"]:
+                    continue
+                if col.missing == col.rows:
+                    what = f"is entirely missing in {profile.split} (all {col.rows:,} rows)"
+                else:
+                    what = (
+                        f"has {col.missing:,} NaN/missing values in {profile.split} "
+                        f"({pct(col.missing, col.rows)}): {rows_text(col.missing_rows, col.missing)}"
+                    )
+                yield self.finding(
+                    f"Column {col.name!r} {what}.",
+                    split=profile.split,
+                    columns=(col.name,),
+                    n_affected=col.missing,
+                    examples=col.missing_rows,
+                    metrics={"count": col.missing, "fraction": col.missing / col.rows},
+                    hint="impute with train-fitted statistics plus a missing-indicator column, "
+                    "or drop the rows",
+                )

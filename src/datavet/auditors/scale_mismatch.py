@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import math
+import statistics
+
+from datavet.auditors.base import AuditContext, Auditor, Skip, fmt
+from datavet.findings import Severity
+
+
+class ScaleMismatch(Auditor):
+    """Numeric features whose scales differ by a factor of 100 or more.
+
+    **What it checks**
+    The train split's numeric features (booleans, constant and all-missing columns excluded).
+    A feature's scale is the root mean square of its finite values, ``sqrt(mean^2 + std^2)``:
+    the size of the numbers the network is fed, offset included. It fires when the largest and
+    smallest scales differ by ``min_ratio`` (100x) or more, and names the outliers: the features
+    at least ``outlier_ratio`` (10x) away from the median scale.
+
+    **Why it matters**
+    Un-normalised inputs make the first layer's outputs dominated by the large feature, push the
+    initial loss away from its expected value, and leave no single learning rate that suits
+    every direction: the big feature's weights oscillate while the small ones barely move.
+
+    **How to fix**
+    Standardise every feature (subtract the train mean, divide by the train std), or use a
+    log transform for positive quantities that span orders of magnitude.
+    """
+
+    code = "F003"
+    name = "scale-mismatch"
+    severity = Severity.WARNING
+    summary = "numeric features' scales differ >= 100x (names the outliers)"
+    thresholds = {"min_ratio": 100.0, "outlier_ratio": 10.0}
+
+    def check(self, ctx: AuditContext):
+        scales = {}
+        for col in ctx.train.columns.values():
+            if col.kind != "numeric" or col.finite.n < 2 or col.n_distinct == 1:
+                continue
+            scale = math.sqrt(col.mean**2 + col.std**2)
+            if scale > 0 and math.isfinite(scale):
+                scales[col.name] = scale
+        if len(scales) < 2:
+            raise Skip(f"{len(scales)} varying numeric feature(s); need 2 to compare scales")
+        lo_name = min(scales, key=scales.get)
+        hi_name = max(scales, key=scales.get)
+        ratio = scales[hi_name] / scales[lo_name]
+        if ratio < self.options["min_ratio"]:
+            return
+        median = statistics.median(scales.values())
+        far = self.options["outlier_ratio"]
+        outliers = [n for n, s in scales.items() if s >= far * median or s * far <= median]
+        if not outliers:  # two clusters, no clear majority: name both ends
+            outliers = [hi_name, lo_name]
+        outliers.sort(key=lambda n: -abs(math.log(scales[n] / median)))
+        described = ", ".join(
+            f"{n!r} ({fmt(scales[n])}, {_times(scales[n] / median)} the median)" for n in outliers
+        )
+        yield self.finding(
+            f"Feature scales in train differ {fmt(ratio)}x (from {lo_name!r} at "
+            f"{fmt(scales[lo_name])} to {hi_name!r} at {fmt(scales[hi_name])}); median scale "
+            f"{fmt(median)}. Out of line: {described}.",
+            split="train",
+            columns=tuple(outliers),
+            n_affected=len(outliers),
+            metrics={
+                "ratio": ratio,
+                "median_scale": median,
+                **{f"scale[{n}]": scales[n] for n in outliers},
+            },
+            hint="standardise features with train mean and std (or log-transform wide "
+            "positive quantities)",
+        )
+
+
+def _times(r: float) -> str:
+    return f"{fmt(r)}x" if r >= 1 else f"1/{fmt(1 / r)}"

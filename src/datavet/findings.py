@@ -1,0 +1,103 @@
+"""Severity, Finding and Outcome: the values auditors produce. No I/O here."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is. Ordered, so ``finding.severity >= Severity.WARNING`` works."""
+
+    INFO = 10
+    WARNING = 20
+    ERROR = 30
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: str | Severity) -> Severity:
+        """Accept ``"error"``, ``"ERROR"`` or a Severity."""
+        if isinstance(value, Severity):
+            return value
+        try:
+            return cls[str(value).strip().upper()]
+        except KeyError:
+            choices = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {value!r} (choose from {choices})") from None
+
+
+def _frozen_metrics(metrics: Mapping[str, float] | None) -> Mapping[str, float]:
+    return MappingProxyType(dict(metrics or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem found in the data.
+
+    ``n_affected`` is the uncapped count; ``examples`` holds the first few row positions (0-based,
+    in file order), capped; the message says "+N more" when there are more.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    split: str | None = None
+    columns: tuple[str, ...] = ()
+    n_affected: int | None = None
+    examples: tuple[int, ...] = ()
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    hint: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "examples", tuple(int(i) for i in self.examples))
+        object.__setattr__(self, "metrics", _frozen_metrics(self.metrics))
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.label,
+            "message": self.message,
+            "split": self.split,
+            "columns": list(self.columns),
+            "n_affected": self.n_affected,
+            "examples": list(self.examples),
+            "metrics": dict(self.metrics),
+            "hint": self.hint,
+        }
+
+
+class Status(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    CRASHED = "crashed"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened when one rule ran: passed, failed (it found something), skipped, crashed."""
+
+    code: str
+    name: str
+    status: Status
+    reason: str | None = None  # why it was skipped, or the exception line when it crashed
+    traceback: str | None = None
+    n_findings: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "status": self.status.value,
+            "reason": self.reason,
+            "traceback": self.traceback,
+            "n_findings": self.n_findings,
+        }

@@ -1,0 +1,15 @@
+"""The JSON contract: ``Report.to_dict()`` as JSON, never NaN or Infinity."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+
+def render(report, **_options) -> str:
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def schema() -> dict:
+    """The JSON Schema (draft 2020-12) that every ``--format json`` payload validates against."""
+    return json.loads(resources.files("datavet.output").joinpath("report.schema.json").read_text())

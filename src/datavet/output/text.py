@@ -1,0 +1,67 @@
+"""Human text: findings grouped by severity, a one-line verdict; colour only on a terminal."""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_COLOURS = {"error": "31", "warning": "33", "info": "36"}
+
+
+def clean(text: str) -> str:
+    """Data printed to a terminal cannot carry escape sequences or control characters."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+def _dataset_line(split: str, d: dict) -> str:
+    cols = len(d["columns"]) + (1 if "label" in d else 0)
+    return f"{split}: {clean(str(d['source']))} ({d['rows']:,} rows, {cols} columns, {d['format']})"
+
+
+def render(report, *, colour: bool = False) -> str:
+    data = report.to_dict()
+    lines = [_dataset_line(s, d) for s, d in data["datasets"].items()]
+    if data["target"]:
+        lines.append(
+            f"target: {clean(data['target'])!r} -> {data['task']} ({clean(data['task_reason'])})"
+        )
+    else:
+        lines.append("target: none (label rules skipped; pass --target)")
+    for note in data["notes"]:
+        lines.append(f"note: {clean(note)}")
+    lines.append("")
+    for sev in ("error", "warning", "info"):
+        group = [f for f in data["findings"] if f["severity"] == sev]
+        if not group:
+            continue
+        lines.append(_paint(f"{sev.upper()} ({len(group)})", _COLOURS[sev] + ";1", colour))
+        for f in group:
+            where = f["split"] or "-"
+            head = f"  {f['code']} {f['name']:<22} {where:<5}  "
+            lines.append(_paint(head, _COLOURS[sev], colour) + clean(f["message"]))
+            if f["hint"]:
+                lines.append(" " * len(head) + "fix: " + clean(f["hint"]))
+    crashed = [o for o in data["outcomes"] if o["status"] == "crashed"]
+    for o in crashed:
+        lines.append(_paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour))
+    skipped = [o for o in data["outcomes"] if o["status"] == "skipped"]
+    if skipped:
+        lines.append("")
+        lines.append("skipped: " + "; ".join(f"{o['code']} ({clean(o['reason'])})" for o in skipped))
+    lines.append("")
+    counts = data["counts"]
+    total = sum(counts.values())
+    ran = sum(1 for o in data["outcomes"] if o["status"] in ("passed", "failed"))
+    summary = ", ".join(f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in counts.items())
+    if data["exit_code"] == 2:
+        verdict = _paint("could not finish: a rule crashed (exit 2)", "31;1", colour)
+    elif data["exit_code"] == 1:
+        verdict = _paint(f"FAILED: findings at or above '{data['fail_on']}' (exit 1)", "31;1", colour)
+    else:
+        verdict = _paint(f"passed at fail-on '{data['fail_on']}' (exit 0)", "32;1", colour)
+    lines.append(f"{total} finding{'s' if total != 1 else ''} ({summary}) from {ran} rules. {verdict}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,110 @@
+"""Report: findings, per-rule outcomes, dataset summaries and baselines; the one source for
+every renderer, and the exit-code contract."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from datavet.errors import AuditFailed
+from datavet.findings import Finding, Outcome, Severity, Status
+
+SCHEMA_VERSION = 1
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become null, tuples lists, numpy scalars Python numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return _clean(value.item())
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    outcomes: list[Outcome]
+    datasets: dict[str, dict]
+    fail_on: Severity = Severity.ERROR
+    target: str | None = None
+    task: str | None = None
+    task_reason: str | None = None
+    baselines: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    duration_s: float | None = None
+
+    def __post_init__(self) -> None:
+        self.findings = sorted(self.findings, key=lambda f: (-f.severity, f.code, f.split or ""))
+
+    @property
+    def passed(self) -> bool:
+        """True when the audit ran and nothing reached ``fail_on``."""
+        return self.exit_code() == 0
+
+    @property
+    def crashed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status is Status.CRASHED]
+
+    def counts(self) -> dict[str, int]:
+        out = {s.label: 0 for s in sorted(Severity, reverse=True)}
+        for f in self.findings:
+            out[f.severity.label] += 1
+        return out
+
+    def failing(self, fail_on: Severity | str | None = None) -> list[Finding]:
+        level = self.fail_on if fail_on is None else Severity.parse(fail_on)
+        return [f for f in self.findings if f.severity >= level]
+
+    def exit_code(self, fail_on: Severity | str | None = None) -> int:
+        """0: nothing at or above ``fail_on``; 1: findings at or above it; 2: a rule crashed."""
+        if self.crashed:
+            return 2
+        return 1 if self.failing(fail_on) else 0
+
+    def raise_for_findings(self, fail_on: Severity | str | None = None) -> Report:
+        """Raise :class:`datavet.AuditFailed` when findings reach ``fail_on``; else return self."""
+        if self.exit_code(fail_on) != 0:
+            if fail_on is not None:
+                self.fail_on = Severity.parse(fail_on)
+            raise AuditFailed(self)
+        return self
+
+    def to_dict(self) -> dict:
+        from datavet import __version__
+
+        return _clean(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "tool": "datavet",
+                "version": __version__,
+                "passed": self.passed,
+                "exit_code": self.exit_code(),
+                "fail_on": self.fail_on.label,
+                "counts": self.counts(),
+                "target": self.target,
+                "task": self.task,
+                "task_reason": self.task_reason,
+                "findings": [f.to_dict() for f in self.findings],
+                "outcomes": [o.to_dict() for o in self.outcomes],
+                "datasets": self.datasets,
+                "baselines": self.baselines,
+                "notes": self.notes,
+                "duration_s": self.duration_s,
+            }
+        )
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
+        return f"<Report exit_code={self.exit_code()} findings: {counts}>"

@@ -1,0 +1,81 @@
+"""The rule registry: one line per rule, in code order. Codes are a contract; never reuse one."""
+
+from __future__ import annotations
+
+from datavet.auditors.base import Auditor
+from datavet.auditors.class_imbalance import ClassImbalance
+from datavet.auditors.constant_feature import ConstantFeature
+from datavet.auditors.duplicate_rows import DuplicateRows
+from datavet.auditors.inf_values import InfValues
+from datavet.auditors.missing_labels import MissingLabels
+from datavet.auditors.nan_values import NanValues
+from datavet.auditors.near_constant_feature import NearConstantFeature
+from datavet.auditors.positional_label_drift import PositionalLabelDrift
+from datavet.auditors.scale_mismatch import ScaleMismatch
+from datavet.auditors.schema_mismatch import SchemaMismatch
+from datavet.auditors.train_test_overlap import TrainTestOverlap
+from datavet.errors import UsageError
+
+RULES: tuple[type[Auditor], ...] = (
+    NanValues,  # V001
+    InfValues,  # V002
+    MissingLabels,  # V003
+    ConstantFeature,  # F001
+    NearConstantFeature,  # F002
+    ScaleMismatch,  # F003
+    ClassImbalance,  # L001
+    PositionalLabelDrift,  # L002
+    TrainTestOverlap,  # S001
+    DuplicateRows,  # S002
+    SchemaMismatch,  # S004
+)
+
+BY_CODE: dict[str, type[Auditor]] = {r.code: r for r in RULES}
+BY_NAME: dict[str, type[Auditor]] = {r.name: r for r in RULES}
+
+
+def lookup(key: str) -> type[Auditor]:
+    """A rule by code (``V001``) or name (``nan-values``)."""
+    rule = BY_CODE.get(key.strip().upper()) or BY_NAME.get(key.strip().lower())
+    if rule is None:
+        raise UsageError(f"unknown rule {key!r}; `datavet rules` lists them")
+    return rule
+
+
+def _matches(selector: str) -> list[type[Auditor]]:
+    sel = selector.strip()
+    if not sel:
+        return []
+    if sel.upper() == "ALL":
+        return list(RULES)
+    if sel.lower() in BY_NAME:
+        return [BY_NAME[sel.lower()]]
+    found = [r for r in RULES if r.code.startswith(sel.upper())]
+    if not found:
+        raise UsageError(
+            f"unknown rule selector {selector!r}: use a code (V001), a prefix (V, F00) or a "
+            "name (nan-values); `datavet rules` lists them"
+        )
+    return found
+
+
+def select_rules(
+    select: list[str] | tuple[str, ...] | str | None = None,
+    ignore: list[str] | tuple[str, ...] | str | None = None,
+) -> list[type[Auditor]]:
+    """Rules chosen by ``select`` (default: all) minus ``ignore``, in code order.
+
+    Selectors are codes, code prefixes (a family: ``L``, ``S00``) or names, as in ruff.
+    """
+    select, ignore = _split(select), _split(ignore)
+    chosen = set(RULES) if not select else {r for s in select for r in _matches(s)}
+    dropped = {r for s in ignore for r in _matches(s)}
+    return [r for r in RULES if r in chosen and r not in dropped]
+
+
+def _split(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    return [part for item in value for part in str(item).split(",") if part.strip()]

@@ -1,0 +1,170 @@
+"""Per-column statistics of one batch, and their merge."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from datavet.scan.counters import ValueCounter
+from datavet.scan.moments import Moments
+
+MAX_EXAMPLES = 5
+
+
+def column_kind(arrow_type: pa.DataType) -> str:
+    """numeric | bool | string | temporal | other."""
+    if pa.types.is_dictionary(arrow_type):
+        return column_kind(arrow_type.value_type)
+    if pa.types.is_boolean(arrow_type):
+        return "bool"
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+        return "numeric"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "string"
+    if pa.types.is_temporal(arrow_type):
+        return "temporal"
+    if pa.types.is_null(arrow_type):
+        return "null"
+    return "other"
+
+
+def dense(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    return arr
+
+
+def as_float(arr: pa.Array) -> np.ndarray:
+    """Numbers or booleans as float64, missing as NaN, -0.0 as 0.0."""
+    if not pa.types.is_float64(arr.type):
+        arr = pc.cast(arr, pa.float64(), safe=False)
+    out = arr.to_numpy(zero_copy_only=False)
+    return out + 0.0  # a copy (never write into Arrow memory) that also turns -0.0 into 0.0
+
+
+def first_positions(mask: np.ndarray, offset: int, k: int = MAX_EXAMPLES) -> tuple[int, ...]:
+    idx = np.flatnonzero(mask)[:k]
+    return tuple((idx + offset).tolist())
+
+
+def merge_examples(a: tuple[int, ...], b: tuple[int, ...], k: int = MAX_EXAMPLES) -> tuple[int, ...]:
+    return tuple(sorted(set(a) | set(b))[:k])
+
+
+@dataclass(slots=True)
+class ColumnStats:
+    name: str
+    dtype: str
+    kind: str
+    rows: int = 0
+    missing: int = 0  # null, None, NaN, NaT together: what V001 counts
+    posinf: int = 0
+    neginf: int = 0
+    finite: Moments = field(default_factory=Moments)
+    min: float = math.inf  # over finite values
+    max: float = -math.inf
+    values: ValueCounter = field(default_factory=ValueCounter)  # non-missing values, inf included
+    missing_rows: tuple[int, ...] = ()
+    inf_rows: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, arr: pa.Array, offset: int) -> ColumnStats:
+        dtype = str(arr.type)
+        kind = column_kind(arr.type)
+        arr = dense(arr)
+        stats = cls(name=name, dtype=dtype, kind=kind, rows=len(arr))
+        if kind in ("numeric", "bool"):
+            x = as_float(arr)
+            nan = np.isnan(x)
+            pinf = np.isposinf(x)
+            ninf = np.isneginf(x)
+            ok = ~(nan | pinf | ninf)
+            fin = x[ok]
+            stats.missing = int(nan.sum())
+            stats.posinf = int(pinf.sum())
+            stats.neginf = int(ninf.sum())
+            stats.finite = Moments.of(fin)
+            if fin.size:
+                stats.min = float(fin.min())
+                stats.max = float(fin.max())
+            stats.missing_rows = first_positions(nan, offset)
+            stats.inf_rows = first_positions(pinf | ninf, offset)
+            present = x[~nan]
+            if kind == "bool":
+                present = present.astype(bool)
+            stats.values = _count(pa.array(present))
+        else:
+            missing = arr.is_null()
+            stats.missing = arr.null_count
+            if stats.missing:
+                stats.missing_rows = first_positions(missing.to_numpy(zero_copy_only=False), offset)
+            present = arr.drop_null() if stats.missing else arr
+            if kind in ("string", "temporal", "numeric", "bool"):
+                stats.values = _count(present)
+            elif kind != "null":
+                stats.values = _count(pc.cast(present, pa.string()) if _castable(present) else
+                                      pa.array([str(v) for v in present.to_pylist()]))
+        return stats
+
+    def merge(self, other: ColumnStats) -> ColumnStats:
+        return ColumnStats(
+            name=self.name,
+            dtype=self.dtype,
+            kind=self.kind,
+            rows=self.rows + other.rows,
+            missing=self.missing + other.missing,
+            posinf=self.posinf + other.posinf,
+            neginf=self.neginf + other.neginf,
+            finite=self.finite.merge(other.finite),
+            min=min(self.min, other.min),
+            max=max(self.max, other.max),
+            values=self.values.merge(other.values),
+            missing_rows=merge_examples(self.missing_rows, other.missing_rows),
+            inf_rows=merge_examples(self.inf_rows, other.inf_rows),
+        )
+
+    @property
+    def inf(self) -> int:
+        return self.posinf + self.neginf
+
+    @property
+    def present(self) -> int:
+        """Non-missing values (inf counts as present)."""
+        return self.rows - self.missing
+
+    @property
+    def mean(self) -> float:
+        return self.finite.mean if self.finite.n else math.nan
+
+    @property
+    def std(self) -> float:
+        return self.finite.std
+
+    @property
+    def n_distinct(self) -> int | None:
+        return self.values.n_distinct
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind == "numeric"
+
+
+def _castable(arr: pa.Array) -> bool:
+    try:
+        pc.cast(arr.slice(0, 1), pa.string())
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return False
+    return True
+
+
+def _count(arr: pa.Array) -> ValueCounter:
+    if len(arr) == 0:
+        return ValueCounter()
+    vc = pc.value_counts(arr)
+    return ValueCounter.from_counts(vc.field("values"), vc.field("counts").to_numpy())

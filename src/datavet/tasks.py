@@ -1,0 +1,32 @@
+"""Deciding whether a target is a classification or a regression target."""
+
+from __future__ import annotations
+
+from datavet.errors import UsageError
+from datavet.scan import LabelStats
+
+MAX_CLASSES_AUTO = 50  # an integer target with more distinct values is taken as regression
+
+TASKS = ("auto", "classification", "regression")
+
+
+def detect_task(label: LabelStats, requested: str = "auto") -> tuple[str, str]:
+    """(task, one-line reason)."""
+    if requested not in TASKS:
+        raise UsageError(f"unknown task {requested!r} (choose from {', '.join(TASKS)})")
+    n = label.values.n_distinct
+    distinct = f"{n:,} distinct values" if n is not None else "more than 1,024 distinct values"
+    if requested != "auto":
+        return requested, f"--task {requested}"
+    if label.kind in ("string", "bool", "other"):
+        return "classification", f"target is {label.kind} ({distinct})"
+    if label.kind == "temporal":
+        return "regression", "target is a date/time"
+    if not label.integral:
+        return "regression", f"target holds non-integer numbers ({distinct})"
+    if n is not None and n <= MAX_CLASSES_AUTO:
+        return "classification", f"target holds whole numbers with {distinct}"
+    return "regression", (
+        f"target holds whole numbers with {distinct} (over {MAX_CLASSES_AUTO}); pass --task "
+        "classification if they are classes"
+    )
