@@ -15,18 +15,19 @@ class PositionalLabelDrift(Auditor):
     **What it checks**
     The train split, in file order (for a directory of Parquet files: files in path order, rows
     in file order). Labels are counted per bin of row position (up to 1,024 bins over every row)
-    and two tests run:
+    and three tests run:
 
     - a *boundary scan*: for every bin boundary, an exact hypergeometric test of each class's
       share before the boundary against after it. This finds a sorted file and a short block of
       rows at the start or the end (the first 40 of 500 rows all one label);
-    - a *chi-square* test of label against ten equal position groups, which finds blocks in the
-      middle and periodic patterns.
+    - a *block scan*: every contiguous block of up to 128 position groups against the rest, the
+      same exact test, which finds a block in the middle of the file;
+    - a *chi-square* test of label against ten equal position groups, for periodic patterns.
 
-    Each test gets half of ``alpha`` (0.001), with a Bonferroni correction over boundaries and
-    classes, and a finding needs an effect that matters as well: Cohen's h of at least
-    ``min_effect`` (0.2) between the segment and the rest, or Cramer's V of at least ``min_v``
-    (0.1). So a shuffled file stays quiet however large it is.
+    Each test gets a third of ``alpha`` (0.001), with a Bonferroni correction over boundaries,
+    blocks and classes, and a finding needs an effect that matters as well: Cohen's h of at
+    least ``min_effect`` (0.2) between the segment and the rest, or Cramer's V of at least
+    ``min_v`` (0.1). So a shuffled file stays quiet however large it is.
 
     **Why it matters**
     A file whose first rows carry another label distribution was assembled in order (by date,
@@ -59,16 +60,23 @@ class PositionalLabelDrift(Auditor):
         total = table.sum()
         if total < self.options["min_rows"]:
             raise Skip(f"{int(total)} labelled rows; need {int(self.options['min_rows'])}")
-        half = self.options["alpha"] / 2
-        scan = boundary_scan(table)
-        if scan is not None and scan.p_value < half and scan.effect >= self.options["min_effect"]:
-            yield self._segment_finding(ctx, names, table, starts, bins.width, scan)
+        share = self.options["alpha"] / 3
+        min_h = self.options["min_effect"]
+        edge = boundary_scan(table)
+        block = interval_scan(table, MAX_INTERVAL_GROUPS)
+        edge_ok = edge is not None and edge.p_value < share and edge.effect >= min_h
+        block_ok = block is not None and block.p_value < share and block.effect >= min_h
+        if block_ok and (not edge_ok or block.p_value < edge.p_value):
+            yield self._block_finding(ctx, names, starts, bins.width, block)
+            return
+        if edge_ok:
+            yield self._segment_finding(ctx, names, starts, bins.width, edge)
             return
         chi = position_chi_square(table, int(self.options["groups"]))
-        if chi is not None and chi.p_value < half and chi.cramers_v >= self.options["min_v"]:
-            yield self._group_finding(ctx, names, table, starts, bins.width, chi)
+        if chi is not None and chi.p_value < share and chi.cramers_v >= self.options["min_v"]:
+            yield self._group_finding(ctx, names, starts, chi)
 
-    def _segment_finding(self, ctx, names, table, starts, width, scan):
+    def _segment_finding(self, ctx, names, starts, width, scan):
         label = ctx.train.label
         n_rows = ctx.train.rows
         cls = names[scan.cls]
@@ -105,7 +113,34 @@ class PositionalLabelDrift(Auditor):
             "(source, date, device, labelling batch)",
         )
 
-    def _group_finding(self, ctx, names, table, starts, width, chi):
+    def _block_finding(self, ctx, names, starts, width, block):
+        label = ctx.train.label
+        n_rows = ctx.train.rows
+        lo = int(starts[block.lo])
+        hi = int(starts[block.hi]) if block.hi < len(starts) else n_rows
+        cls = names[block.cls]
+        return self.finding(
+            f"Label {label.name!r} depends on row order in train: rows {lo:,}-{hi - 1:,} "
+            f"({pct(hi - lo, n_rows)}) are {_rate(block.rate_in)} {label.name} {cls!r} vs "
+            f"{_rate(block.rate_out)} in the other rows (p = {block.p_value:.2g}, Cohen's h = "
+            f"{block.effect:.2f}; block edges to within {block.resolution * width:,} rows).",
+            split="train",
+            columns=(label.name,),
+            n_affected=hi - lo,
+            examples=tuple(range(lo, min(hi, lo + 5))),
+            metrics={
+                "p_value": block.p_value,
+                "cohens_h": block.effect,
+                "segment_rows": hi - lo,
+                "segment_start": lo,
+                "segment_rate": block.rate_in,
+                "rest_rate": block.rate_out,
+            },
+            hint="shuffle before splitting and batching; find why those rows differ "
+            "(source, date, device, labelling batch)",
+        )
+
+    def _group_finding(self, ctx, names, starts, chi):
         label = ctx.train.label
         n_rows = ctx.train.rows
         g, c = chi.worst_group, chi.worst_class
@@ -132,7 +167,9 @@ class PositionalLabelDrift(Auditor):
 
 
 def _rate(r: float) -> str:
-    return f"{100 * r:.0f}%" if r in (0.0, 1.0) or 0.01 <= r <= 0.99 else f"{100 * r:.2g}%"
+    if r in (0.0, 1.0) or 0.01 <= r <= 0.99:
+        return f"{100 * r:.0f}%"
+    return f"{100 * r:.1f}%" if r > 0.5 else f"{100 * r:.2g}%"
 
 
 class ScanResult:
@@ -170,9 +207,7 @@ def boundary_scan(table: np.ndarray) -> ScanResult | None:
         if k_c in (0, total):
             continue
         x = np.cumsum(table[:, c])[:-1]
-        lower = stats.hypergeom.cdf(x, total, k_c, before_n)
-        upper = stats.hypergeom.sf(x - 1, total, k_c, before_n)
-        p = np.minimum(1.0, 2 * np.minimum(lower, upper))
+        p = _two_sided(x, total, k_c, before_n)
         rate_before = x / before_n
         rate_after = (k_c - x) / (total - before_n)
         effect = _cohens_h(rate_before, rate_after)
@@ -187,6 +222,74 @@ def boundary_scan(table: np.ndarray) -> ScanResult | None:
     tests = (n_bins - 1) * len(classes)
     p, neg_effect, i, c, rb, ra = best
     return ScanResult(min(1.0, p * tests), -neg_effect, i + 1, c, rb, ra)
+
+
+MAX_INTERVAL_GROUPS = 128
+SCREEN = 64  # blocks per class given the exact test after screening
+
+
+class BlockResult:
+    __slots__ = ("p_value", "effect", "lo", "hi", "cls", "rate_in", "rate_out", "resolution")
+
+
+def _two_sided(x, total, k, draws):
+    lower = stats.hypergeom.cdf(x, total, k, draws)
+    upper = stats.hypergeom.sf(x - 1, total, k, draws)
+    return np.minimum(1.0, 2 * np.minimum(lower, upper))
+
+
+def interval_scan(table: np.ndarray, max_groups: int) -> BlockResult | None:
+    """Every contiguous block of position groups against the rest (exact hypergeometric test),
+    for every class; Bonferroni-corrected over blocks and classes. Finds a block in the middle.
+
+    Bins are merged into at most ``max_groups`` groups first, so the number of blocks stays
+    near max_groups^2 / 2 and the block edges are known to within one group.
+    """
+    n_bins, n_cls = table.shape
+    groups = min(max_groups, n_bins)
+    if groups < 3:
+        return None
+    bounds = np.linspace(0, n_bins, groups + 1).round().astype(int)
+    grouped = np.add.reduceat(table, bounds[:-1], axis=0)
+    size = np.concatenate([[0], np.cumsum(grouped.sum(axis=1))])
+    i, j = np.triu_indices(groups + 1, k=1)
+    proper = ~((i == 0) & (j == groups))  # the whole file is not a block
+    i, j = i[proper], j[proper]
+    draws = size[j] - size[i]
+    total = int(size[-1])
+    classes = range(1) if n_cls == 2 else range(n_cls)
+    best = None
+    for c in classes:
+        cum = np.concatenate([[0], np.cumsum(grouped[:, c])])
+        k_c = int(cum[-1])
+        if k_c in (0, total):
+            continue
+        x = cum[j] - cum[i]
+        # The exact test is slow for thousands of blocks: screen with the normal approximation
+        # of the hypergeometric, then test the strongest candidates exactly.
+        mean = draws * k_c / total
+        var = draws * (k_c / total) * (1 - k_c / total) * (total - draws) / max(total - 1, 1)
+        z = np.abs(x - mean) / np.sqrt(np.maximum(var, 1e-12))
+        top = np.argsort(-z)[:SCREEN]
+        p = _two_sided(x[top], total, k_c, draws[top])
+        rate_in = x[top] / np.maximum(draws[top], 1)
+        rate_out = (k_c - x[top]) / np.maximum(total - draws[top], 1)
+        effect = _cohens_h(rate_in, rate_out)
+        order = np.lexsort((-effect, p))
+        u = int(order[0])
+        t = int(top[u])
+        cand = (float(p[u]), -float(effect[u]), t, c, float(rate_in[u]), float(rate_out[u]))
+        if best is None or cand[:2] < best[:2]:
+            best = cand
+    if best is None:
+        return None
+    p, neg_effect, t, c, r_in, r_out = best
+    out = BlockResult()
+    out.p_value = min(1.0, p * len(i) * len(classes))
+    out.effect, out.cls, out.rate_in, out.rate_out = -neg_effect, c, r_in, r_out
+    out.lo, out.hi = int(bounds[i[t]]), int(bounds[j[t]])  # in (non-empty) bin units
+    out.resolution = int(np.max(np.diff(bounds)))
+    return out
 
 
 class ChiResult:
