@@ -22,9 +22,19 @@ $(VENV)/.installed-dev: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# The planted table must fail (exit 1) and the clean one pass (exit 0); anything else stops make.
 demo: $(VENV)/.installed
-	$(BIN)/python sample_data/make_sample_data.py --check
-	$(BIN)/python -m datavet.demo --out reports
+	@mkdir -p reports
+	@echo "== datavet audit sample_data/planted_train.csv --test sample_data/planted_test.csv --target label"
+	@$(BIN)/datavet audit sample_data/planted_train.csv --test sample_data/planted_test.csv \
+		--target label; test $$? -eq 1
+	@$(BIN)/datavet audit sample_data/planted_train.parquet --test sample_data/planted_test.parquet \
+		--target label --output reports/sample_audit.txt; test $$? -eq 1
+	@$(BIN)/datavet audit sample_data/planted_train.parquet --test sample_data/planted_test.parquet \
+		--target label --format json --output reports/sample_audit.json; test $$? -eq 1
+	@$(BIN)/datavet audit sample_data/clean_train.parquet --test sample_data/clean_test.parquet \
+		--target label --format json --output reports/clean_audit.json
+	@echo "== reports written:" && ls reports/*.txt reports/*.json
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q

@@ -20,12 +20,18 @@ HERE = Path(__file__).resolve().parent
 COLUMNS = ["x0", "x1", "x2", "x3"]
 
 
-def planted() -> tuple[pd.DataFrame, pd.DataFrame]:
+def seed_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """The seed's X (500, 4) and y, line for line."""
     rng = np.random.default_rng(2)
     X = rng.normal([300.0, 1.0, 0.5, 7.0], [10.0, 0.1, 0.2, 0.0], size=(500, 4))
     X[rng.choice(500, 3, replace=False), 1] = np.nan
     y = (X[:, 0] > 300).astype(int)
     y[:40] = 1
+    return X, y
+
+
+def planted() -> tuple[pd.DataFrame, pd.DataFrame]:
+    X, y = seed_arrays()
     train = pd.DataFrame(X[:400], columns=COLUMNS).assign(label=y[:400])
     test_x = np.vstack([X[400:490], X[:10]])
     test_y = np.concatenate([y[400:490], y[:10]])

@@ -35,13 +35,18 @@ class DuplicateRows(Auditor):
             pos, rows, labels = profile.hashes.arrays()
             if len(pos) < 2:
                 continue
-            frame = pd.DataFrame({"h0": rows[:, 0], "h1": rows[:, 1], "y": labels})
-            dup = frame.duplicated(keep="first").to_numpy()
+            # Rows whose first 64-bit lane repeats are candidates; all 128 bits plus the label
+            # decide among them (cheap: there are few candidates in most data).
+            cand = np.flatnonzero(pd.Series(rows[:, 0]).duplicated(keep=False).to_numpy())
+            frame = pd.DataFrame({"h0": rows[cand, 0], "h1": rows[cand, 1], "y": labels[cand]})
+            dup_c = frame.duplicated(keep="first").to_numpy()
+            dup = np.zeros(len(pos), dtype=bool)
+            dup[cand[dup_c]] = True
             n = int(dup.sum())
             if n < self.options["min_count"]:
                 continue
             first = pos[np.flatnonzero(dup)[:5]]
-            groups = int(frame[dup].drop_duplicates().shape[0])
+            groups = int(frame[dup_c].drop_duplicates().shape[0])
             yield self.finding(
                 f"{n:,} rows of {profile.split} ({pct(n, profile.rows)}) repeat an earlier row "
                 f"exactly ({groups:,} distinct rows repeated): {rows_text(first.tolist(), n)}.",

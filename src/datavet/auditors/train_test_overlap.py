@@ -12,12 +12,19 @@ def _frame(rows: np.ndarray) -> pd.DataFrame:
 
 
 def match_rows(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """For each row hash in ``rows``, the index of its first equal in ``reference``, or -1."""
-    ref = _frame(reference)
-    ref["at"] = np.arange(len(reference))
+    """For each 128-bit row hash in ``rows``, the index of its first equal in ``reference``,
+    or -1. The first 64-bit lane finds candidates cheaply; the full 128 bits decide."""
+    out = np.full(len(rows), -1, dtype=np.int64)
+    cand = np.flatnonzero(pd.Series(rows[:, 0]).isin(reference[:, 0]).to_numpy())
+    if not len(cand):
+        return out
+    ref_idx = np.flatnonzero(pd.Series(reference[:, 0]).isin(rows[cand, 0]).to_numpy())
+    ref = _frame(reference[ref_idx])
+    ref["at"] = ref_idx
     ref = ref.drop_duplicates(["h0", "h1"], keep="first")
-    merged = _frame(rows).merge(ref, on=["h0", "h1"], how="left", sort=False)
-    return merged["at"].fillna(-1).to_numpy(dtype=np.int64)
+    merged = _frame(rows[cand]).merge(ref, on=["h0", "h1"], how="left", sort=False)
+    out[cand] = merged["at"].fillna(-1).to_numpy(dtype=np.int64)
+    return out
 
 
 class TrainTestOverlap(Auditor):

@@ -1,0 +1,314 @@
+"""The command line: rules listing, rule docs, JSON on stdout, --output, colour, escaping."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import datavet
+from datavet import RULES
+from datavet.cli import main, write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data"
+PLANTED = ["audit", str(SAMPLE / "planted_train.csv"), "--test", str(SAMPLE / "planted_test.csv"),
+           "--target", "label"]
+ANSI = re.compile(r"\x1b\[")
+
+
+def run_cli(capsys, argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    env.update(extra)
+    return env
+
+
+# --------------------------------------------------------------------------------------------
+# rules / rule
+
+
+def test_rules_lists_every_rule(capsys):
+    code, out, err = run_cli(capsys, ["rules"])
+    assert code == 0
+    assert err == ""
+    lines = out.splitlines()
+    assert len(lines) == len(RULES) + 1  # a header and one line per rule
+    for rule, line in zip(RULES, lines[1:]):
+        fields = line.split()
+        assert fields[0] == rule.code
+        assert fields[1] == rule.name
+        assert fields[2] == rule.severity.label
+        assert rule.summary in line
+    codes = [line.split()[0] for line in lines[1:]]
+    assert codes == sorted(codes)  # in code order
+
+
+@pytest.mark.parametrize("key", ["V001", "nan-values", "v001", "NAN-VALUES"])
+def test_rule_prints_docstring_sections(key, capsys):
+    code, out, err = run_cli(capsys, ["rule", key])
+    assert code == 0
+    assert out.startswith("V001 nan-values (default severity: error)")
+    doc = inspect.cleandoc(datavet.RULES[0].__doc__)
+    assert doc.splitlines()[0] in out
+    for section in ("**What it checks**", "**Why it matters**", "**How to fix**"):
+        assert section in out
+    assert doc in out
+
+
+def test_rule_by_code_and_by_name_print_the_same(capsys):
+    _, by_code, _ = run_cli(capsys, ["rule", "V001"])
+    _, by_name, _ = run_cli(capsys, ["rule", "nan-values"])
+    assert by_code == by_name
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_every_rule_has_documentation(rule, capsys):
+    code, out, _ = run_cli(capsys, ["rule", rule.code])
+    assert code == 0
+    assert out.startswith(f"{rule.code} {rule.name} ")
+    for section in ("What it checks", "Why it matters", "How to fix"):
+        assert section in out
+    for key, value in rule.thresholds.items():
+        assert f"{key} = {value}" in out
+
+
+def test_unknown_rule(capsys):
+    code, out, err = run_cli(capsys, ["rule", "Z999"])
+    assert code == 2
+    assert out == ""
+    assert err.startswith("datavet: error:") and "Z999" in err and len(err.splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# JSON on stdout
+
+
+def test_json_stdout_is_only_json(capsys):
+    code, out, err = run_cli(capsys, [*PLANTED, "--format", "json"])
+    assert code == 1
+    payload = json.loads(out)  # the whole of stdout is one JSON document
+    assert out.lstrip().startswith("{") and out.rstrip().endswith("}")
+    assert payload["tool"] == "datavet"
+    assert payload["exit_code"] == 1
+    assert {f["code"] for f in payload["findings"]} >= {"V001", "S001"}
+    assert "{" not in err  # nothing of the payload leaks to stderr
+
+
+def test_json_stdout_only_json_in_a_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "datavet", *PLANTED, "--format", "json"],
+                          capture_output=True, text=True, cwd=ROOT, env=_env(FORCE_COLOR="1"), timeout=60)
+    assert proc.returncode == 1
+    payload = json.loads(proc.stdout)
+    assert payload["passed"] is False
+    assert not ANSI.search(proc.stdout)  # FORCE_COLOR must not colour a machine format
+
+
+# --------------------------------------------------------------------------------------------
+# --output
+
+
+def _without_duration(text: str) -> dict:
+    data = json.loads(text)
+    data.pop("duration_s")
+    return data
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_output_file_equals_stdout_and_creates_parents(fmt, tmp_path, capsys):
+    target = tmp_path / "deep" / "er" / f"report.{fmt}"
+    code, out, err = run_cli(capsys, [*PLANTED, "--format", fmt, "--output", target])
+    assert code == 1
+    assert out == ""
+    assert str(target) in err
+    assert target.is_file()
+    written = target.read_text(encoding="utf-8")
+    code2, stdout, _ = run_cli(capsys, [*PLANTED, "--format", fmt])
+    assert code2 == 1
+    if fmt == "json":
+        assert _without_duration(written) == _without_duration(stdout)
+    else:
+        assert written == stdout
+    assert os.listdir(target.parent) == [target.name]  # no temporary file left behind
+
+
+def test_output_replaces_existing_file(tmp_path, capsys):
+    target = tmp_path / "report.json"
+    target.write_text("old content")
+    code, out, _ = run_cli(capsys, [*PLANTED, "--format", "json", "-o", target])
+    assert code == 1
+    assert json.loads(target.read_text())["tool"] == "datavet"
+    assert sorted(os.listdir(tmp_path)) == ["report.json"]
+
+
+def test_output_text_has_no_colour(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    target = tmp_path / "report.txt"
+    run_cli(capsys, [*PLANTED, "--output", target])
+    assert "\x1b" not in target.read_text()
+
+
+def test_write_atomic_failure_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypatch):
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+
+    def fail(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic(target, "new")
+    assert target.read_text() == "previous"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_write_atomic_writes_exact_text(tmp_path):
+    target = tmp_path / "a" / "b.txt"
+    text = "line one\r\nline two é\n"
+    write_atomic(target, text)
+    assert target.read_bytes() == text.encode("utf-8")
+    assert os.listdir(target.parent) == ["b.txt"]
+
+
+# --------------------------------------------------------------------------------------------
+# colour
+
+
+def test_text_output_has_no_ansi_when_not_a_tty(capsys, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    code, out, _ = run_cli(capsys, PLANTED)
+    assert code == 1
+    assert "ERROR" in out
+    assert "\x1b" not in out
+
+
+def test_text_output_no_ansi_through_a_pipe():
+    proc = subprocess.run([sys.executable, "-m", "datavet", *PLANTED], capture_output=True,
+                          text=True, cwd=ROOT, env=_env(TERM="xterm"), timeout=60)
+    assert proc.returncode == 1
+    assert "V001" in proc.stdout
+    assert "\x1b" not in proc.stdout
+
+
+def _run_on_tty(env) -> tuple[int, str]:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "datavet", *PLANTED], stdout=slave,
+                            stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    code = proc.wait(timeout=30)
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_colour_on_a_tty_and_no_color_turns_it_off():
+    code, out = _run_on_tty(_env(TERM="xterm"))
+    assert code == 1
+    assert "V001" in out
+    assert ANSI.search(out), "a terminal gets colour"
+    code, out = _run_on_tty(_env(TERM="xterm", NO_COLOR="1"))
+    assert code == 1
+    assert "V001" in out
+    assert "\x1b" not in out, "NO_COLOR must turn colour off"
+
+
+def test_no_color_beats_force_color(capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    _, coloured, _ = run_cli(capsys, PLANTED)
+    assert ANSI.search(coloured)
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, plain, _ = run_cli(capsys, PLANTED)
+    assert "\x1b" not in plain
+    assert ANSI.sub("", re.sub(r"\x1b\[[0-9;]*m", "", coloured)) == plain
+
+
+# --------------------------------------------------------------------------------------------
+# data never reaches the terminal raw
+
+
+HOSTILE = "x\x1b[31mred\x1b]0;pwned\x07\r\x08"
+
+
+@pytest.fixture
+def hostile_csv(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 40
+    a = rng.normal(size=n)
+    a[3] = np.nan
+    frame = pd.DataFrame({HOSTILE: a, "b": np.full(n, 1.0),
+                          "label": rng.permutation(np.arange(n) % 2)})
+    path = tmp_path / "hostile.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_control_characters_in_column_names_are_escaped(fmt, hostile_csv, capsys, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    code, out, err = run_cli(capsys, ["audit", hostile_csv, "--target", "label", "--format", fmt])
+    assert code == 1
+    for ch in ("\x1b", "\x07", "\x08", "\r"):
+        assert ch not in out
+        assert ch not in err
+    if fmt == "json":
+        payload = json.loads(out)
+        nan = [f for f in payload["findings"] if f["code"] == "V001"]
+        assert nan and nan[0]["columns"] == [HOSTILE]  # the data itself is kept exactly
+    else:
+        assert "V001" in out and "x\\x1b[31mred" in out
+
+
+def test_control_characters_in_target_error_are_escaped(hostile_csv, capsys):
+    code, out, err = run_cli(capsys, ["audit", hostile_csv, "--target", "nope\x1b[2J"])
+    assert code == 2
+    assert out == ""
+    assert "\x1b" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("datavet: error:")
+
+
+# --------------------------------------------------------------------------------------------
+# version
+
+
+def test_python_m_datavet_version():
+    proc = subprocess.run([sys.executable, "-m", "datavet", "--version"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"datavet {datavet.__version__}"
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", datavet.__version__)
+
+
+def test_no_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "usage" in err.lower()
