@@ -85,8 +85,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; medians of {args.repeat} runs")
-    print(f"{'rows':>9}  {'floor wall':>10} {'floor RSS':>10}  {'datavet wall':>12} "
-          f"{'datavet RSS':>11}  {'wall ratio':>10} {'RSS ratio':>9}  findings")
+    print(
+        f"{'rows':>9}  {'floor wall':>10} {'floor RSS':>10}  {'datavet wall':>12} "
+        f"{'datavet RSS':>11}  {'wall ratio':>10} {'RSS ratio':>9}  findings"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for rows in args.rows:
             tr, te = make_data(rows, Path(tmp))
@@ -95,8 +97,10 @@ def main() -> None:
             fw, fr = statistics.median(r[0] for r in floor), statistics.median(r[1] for r in floor)
             dw, dr = statistics.median(r[0] for r in dv), statistics.median(r[1] for r in dv)
             found = json.loads(dv[0][2])
-            print(f"{rows:>9,}  {fw:>9.2f}s {fr:>8.0f}MB  {dw:>11.2f}s {dr:>9.0f}MB  "
-                  f"{dw / fw:>9.2f}x {dr / fr:>8.2f}x  {','.join(found)}")
+            print(
+                f"{rows:>9,}  {fw:>9.2f}s {fr:>8.0f}MB  {dw:>11.2f}s {dr:>9.0f}MB  "
+                f"{dw / fw:>9.2f}x {dr / fr:>8.2f}x  {','.join(found)}"
+            )
 
 
 if __name__ == "__main__":

@@ -38,14 +38,20 @@ def _resolve_target(target: str | None, source: TabularSource) -> tuple[str | No
             return found[0], f"target {found[0]!r} found by name; pass --target to choose another"
         return None, None
     if target not in names:
-        listed = ", ".join(map(repr, names[:20])) + (f" (+{len(names) - 20} more)" if len(names) > 20 else "")
+        listed = ", ".join(map(repr, names[:20])) + (
+            f" (+{len(names) - 20} more)" if len(names) > 20 else ""
+        )
         hint = _closest(target, names)
         maybe = f"; did you mean {hint!r}?" if hint else ""
-        raise InputError(source.name, f"target column {target!r} not found{maybe} Columns: {listed}")
+        raise InputError(
+            source.name, f"target column {target!r} not found{maybe} Columns: {listed}"
+        )
     return target, None
 
 
-def _plan(train: TabularSource, test: TabularSource | None, target: str | None, sample_rows: int) -> ScanPlan:
+def _plan(
+    train: TabularSource, test: TabularSource | None, target: str | None, sample_rows: int
+) -> ScanPlan:
     kinds = {f.name: column_kind(f.type) for f in train.schema}
     features = [n for n in train.schema.names if n != target]
     as_number: set[str] = set()
@@ -222,4 +228,3 @@ def audit(
         notes=notes,
         duration_s=duration if math.isfinite(duration) else None,
     )
-

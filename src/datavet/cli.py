@@ -55,20 +55,45 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    a = sub.add_parser("audit", help="audit a train (and test) split",
-                       description="Audit TRAIN (and TEST); print findings; exit 0/1/2.")
-    a.add_argument("train", metavar="TRAIN", help="CSV, TSV, Parquet file or directory, Arrow/Feather")
+    a = sub.add_parser(
+        "audit",
+        help="audit a train (and test) split",
+        description="Audit TRAIN (and TEST); print findings; exit 0/1/2.",
+    )
+    a.add_argument(
+        "train", metavar="TRAIN", help="CSV, TSV, Parquet file or directory, Arrow/Feather"
+    )
     a.add_argument("--test", metavar="TEST", help="the test split, same formats")
-    a.add_argument("--target", metavar="COL", help="label column (default: a column named label/target)")
+    a.add_argument(
+        "--target", metavar="COL", help="label column (default: a column named label/target)"
+    )
     a.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
-    a.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default text)")
-    a.add_argument("--output", "-o", metavar="PATH", help="write the result here (atomically) instead of stdout")
-    a.add_argument("--fail-on", choices=("info", "warning", "error"), default="error",
-                   help="exit 1 when findings reach this severity (default error)")
-    a.add_argument("--exit-zero", action="store_true",
-                   help="exit 0 even with findings (an audit that could not run still exits 2)")
-    a.add_argument("--select", metavar="CODES", action="append",
-                   help="rules to run: codes, prefixes or names, comma-separated (default all)")
+    a.add_argument(
+        "--format", choices=sorted(FORMATS), default="text", help="output format (default text)"
+    )
+    a.add_argument(
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="write the result here (atomically) instead of stdout",
+    )
+    a.add_argument(
+        "--fail-on",
+        choices=("info", "warning", "error"),
+        default="error",
+        help="exit 1 when findings reach this severity (default error)",
+    )
+    a.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even with findings (an audit that could not run still exits 2)",
+    )
+    a.add_argument(
+        "--select",
+        metavar="CODES",
+        action="append",
+        help="rules to run: codes, prefixes or names, comma-separated (default all)",
+    )
     a.add_argument("--ignore", metavar="CODES", action="append", help="rules to leave out")
     a.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
 

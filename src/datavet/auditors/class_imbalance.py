@@ -49,7 +49,11 @@ class ClassImbalance(Auditor):
             split="train",
             columns=(label.name,),
             n_affected=sum(n for _, n in small),
-            metrics={"ratio": ratio, "majority_fraction": n_major / total,
-                     "minority_fraction": n_minor / total, "classes": len(counts)},
+            metrics={
+                "ratio": ratio,
+                "majority_fraction": n_major / total,
+                "minority_fraction": n_minor / total,
+                "classes": len(counts),
+            },
             hint="stratify the split; weight or resample classes; report balanced accuracy",
         )

@@ -23,7 +23,7 @@ class ConstantFeature(Auditor):
     code = "F001"
     name = "constant-feature"
     severity = Severity.WARNING
-    summary = "one distinct non-null value in a split"
+    summary = "one distinct non-null value in train"
     thresholds = {"min_rows": 2}
 
     def check(self, ctx: AuditContext):
@@ -33,7 +33,7 @@ class ConstantFeature(Auditor):
         for col in train.columns.values():
             if col.present == 0 or col.n_distinct != 1:
                 continue
-            (value, _), = col.values.most_common(1)
+            ((value, _),) = col.values.most_common(1)
             missing = f" ({col.missing:,} missing)" if col.missing else ""
             yield self.finding(
                 f"Column {col.name!r} is constant in train: all {col.present:,} non-missing "

@@ -32,9 +32,10 @@ class MissingLabels(Auditor):
             label = profile.label
             if label is None or not label.missing:
                 continue
+            rows = rows_text(label.missing_rows, label.missing)
             yield self.finding(
                 f"Target {label.name!r} is missing in {label.missing:,} rows of {profile.split} "
-                f"({pct(label.missing, label.rows)}): {rows_text(label.missing_rows, label.missing)}.",
+                f"({pct(label.missing, label.rows)}): {rows}.",
                 split=profile.split,
                 columns=(label.name,),
                 n_affected=label.missing,

@@ -36,9 +36,11 @@ class NanValues(Auditor):
                 if col.missing == col.rows:
                     what = f"is entirely missing in {profile.split} (all {col.rows:,} rows)"
                 else:
+                    plural = "s" if col.missing != 1 else ""
+                    rows = rows_text(col.missing_rows, col.missing)
                     what = (
-                        f"has {col.missing:,} NaN/missing values in {profile.split} "
-                        f"({pct(col.missing, col.rows)}): {rows_text(col.missing_rows, col.missing)}"
+                        f"has {col.missing:,} NaN/missing value{plural} in {profile.split} "
+                        f"({pct(col.missing, col.rows)}): {rows}"
                     )
                 yield self.finding(
                     f"Column {col.name!r} {what}.",

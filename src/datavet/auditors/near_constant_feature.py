@@ -25,7 +25,7 @@ class NearConstantFeature(Auditor):
     code = "F002"
     name = "near-constant-feature"
     severity = Severity.INFO
-    summary = "one value covers >= 99% of rows"
+    summary = "one value covers >= 99% of train rows"
     thresholds = {"min_fraction": 0.99, "min_rows": 2}
 
     def check(self, ctx: AuditContext):

@@ -144,7 +144,11 @@ class PositionalLabelDrift(Auditor):
         n_rows = ctx.train.rows
         g, c = chi.worst_group, chi.worst_class
         lo = int(starts[chi.group_bounds[g]])
-        hi = int(starts[chi.group_bounds[g + 1]]) if chi.group_bounds[g + 1] < len(starts) else n_rows
+        hi = (
+            int(starts[chi.group_bounds[g + 1]])
+            if chi.group_bounds[g + 1] < len(starts)
+            else n_rows
+        )
         cls = names[c]
         return self.finding(
             f"Label {label.name!r} depends on row order in train: rows {lo:,}-{hi - 1:,} are "
@@ -233,6 +237,7 @@ class BlockResult:
 
 def _two_sided(x, total, k, draws):
     from scipy import stats  # imported here: scipy.stats alone costs ~0.7 s at import
+
     lower = stats.hypergeom.cdf(x, total, k, draws)
     upper = stats.hypergeom.sf(x - 1, total, k, draws)
     return np.minimum(1.0, 2 * np.minimum(lower, upper))
@@ -293,8 +298,16 @@ def interval_scan(table: np.ndarray, max_groups: int) -> BlockResult | None:
 
 
 class ChiResult:
-    __slots__ = ("p_value", "cramers_v", "groups", "group_bounds", "worst_group", "worst_class",
-                 "worst_rate", "rest_rate")
+    __slots__ = (
+        "p_value",
+        "cramers_v",
+        "groups",
+        "group_bounds",
+        "worst_group",
+        "worst_class",
+        "worst_rate",
+        "rest_rate",
+    )
 
 
 def position_chi_square(table: np.ndarray, groups: int) -> ChiResult | None:

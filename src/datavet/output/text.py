@@ -47,21 +47,31 @@ def render(report, *, colour: bool = False) -> str:
                 lines.append(" " * len(head) + "fix: " + clean(f["hint"]))
     crashed = [o for o in data["outcomes"] if o["status"] == "crashed"]
     for o in crashed:
-        lines.append(_paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour))
+        lines.append(
+            _paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour)
+        )
     skipped = [o for o in data["outcomes"] if o["status"] == "skipped"]
     if skipped:
         lines.append("")
-        lines.append("skipped: " + "; ".join(f"{o['code']} ({clean(o['reason'])})" for o in skipped))
+        lines.append(
+            "skipped: " + "; ".join(f"{o['code']} ({clean(o['reason'])})" for o in skipped)
+        )
     lines.append("")
     counts = data["counts"]
     total = sum(counts.values())
     ran = sum(1 for o in data["outcomes"] if o["status"] in ("passed", "failed"))
-    summary = ", ".join(f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in counts.items())
+    summary = ", ".join(
+        f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in counts.items()
+    )
     if data["exit_code"] == 2:
         verdict = _paint("could not finish: a rule crashed (exit 2)", "31;1", colour)
     elif data["exit_code"] == 1:
-        verdict = _paint(f"FAILED: findings at or above '{data['fail_on']}' (exit 1)", "31;1", colour)
+        verdict = _paint(
+            f"FAILED: findings at or above '{data['fail_on']}' (exit 1)", "31;1", colour
+        )
     else:
         verdict = _paint(f"passed at fail-on '{data['fail_on']}' (exit 0)", "32;1", colour)
-    lines.append(f"{total} finding{'s' if total != 1 else ''} ({summary}) from {ran} rules. {verdict}")
+    lines.append(
+        f"{total} finding{'s' if total != 1 else ''} ({summary}) from {ran} rules. {verdict}"
+    )
     return "\n".join(lines) + "\n"

@@ -21,7 +21,11 @@ def column_kind(arrow_type: pa.DataType) -> str:
         return column_kind(arrow_type.value_type)
     if pa.types.is_boolean(arrow_type):
         return "bool"
-    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+    if (
+        pa.types.is_integer(arrow_type)
+        or pa.types.is_floating(arrow_type)
+        or pa.types.is_decimal(arrow_type)
+    ):
         return "numeric"
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         return "string"
@@ -53,7 +57,9 @@ def first_positions(mask: np.ndarray, offset: int, k: int = MAX_EXAMPLES) -> tup
     return tuple((idx + offset).tolist())
 
 
-def merge_examples(a: tuple[int, ...], b: tuple[int, ...], k: int = MAX_EXAMPLES) -> tuple[int, ...]:
+def merge_examples(
+    a: tuple[int, ...], b: tuple[int, ...], k: int = MAX_EXAMPLES
+) -> tuple[int, ...]:
     return tuple(sorted(set(a) | set(b))[:k])
 
 
@@ -108,8 +114,11 @@ class ColumnStats:
             if kind in ("string", "temporal", "numeric", "bool"):
                 stats.values = _count(present, offset)
             elif kind != "null":
-                stats.values = _count(pc.cast(present, pa.string()) if _castable(present) else
-                                      pa.array([str(v) for v in present.to_pylist()]))
+                stats.values = _count(
+                    pc.cast(present, pa.string())
+                    if _castable(present)
+                    else pa.array([str(v) for v in present.to_pylist()])
+                )
         return stats
 
     def merge(self, other: ColumnStats) -> ColumnStats:

@@ -37,8 +37,11 @@ class ValueCounter:
         floor = int(np.min(sub))  # the (capacity + 1)-th largest count
         above = sub > floor
         keep, sub = keep[above], sub[above]
-        picked = [values[i] for i in keep.tolist()] if isinstance(values, list) else (
-            values.take(keep).to_pylist())
+        picked = (
+            [values[i] for i in keep.tolist()]
+            if isinstance(values, list)
+            else (values.take(keep).to_pylist())
+        )
         kept = dict(zip(picked, (sub - floor).tolist()))
         return cls(capacity, kept, total, False)
 

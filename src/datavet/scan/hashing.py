@@ -67,8 +67,11 @@ def column_lanes(arr: pa.Array, as_number: bool = False) -> list[np.ndarray]:
     if kind == "null":
         return _numeric_lanes(np.full(len(arr), np.nan))
     if kind == "temporal":
-        ints = pc.cast(arr, pa.int64(), safe=False) if not pa.types.is_date32(arr.type) else (
-            pc.cast(pc.cast(arr, pa.timestamp("s")), pa.int64()))
+        ints = (
+            pc.cast(arr, pa.int64(), safe=False)
+            if not pa.types.is_date32(arr.type)
+            else (pc.cast(pc.cast(arr, pa.timestamp("s")), pa.int64()))
+        )
         x = ints.to_numpy(zero_copy_only=False)
         missing = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         x = np.where(missing, 0, x).astype(np.int64).view(_U)

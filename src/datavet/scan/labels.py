@@ -109,8 +109,12 @@ class PositionBins:
         mean = m2 = None
         if a.mean is not None and b.mean is not None:
             _, mean, m2 = merge_arrays(
-                n_a, _pad(a.mean, length), _pad(a.m2, length),
-                n_b, _pad(b.mean, length), _pad(b.m2, length),
+                n_a,
+                _pad(a.mean, length),
+                _pad(a.m2, length),
+                n_b,
+                _pad(b.mean, length),
+                _pad(b.m2, length),
             )
         overflow = a.overflow or b.overflow
         classes: dict = {}
@@ -155,7 +159,9 @@ class LabelStats:
         stats.missing_rows = first_positions(missing, offset)
         if len(arr):
             vc = pc.value_counts(arr)
-            stats.values = ValueCounter.from_counts(vc.field("values"), vc.field("counts").to_numpy())
+            stats.values = ValueCounter.from_counts(
+                vc.field("values"), vc.field("counts").to_numpy()
+            )
         # Position bins see every row (missing labels excluded from the per-bin counts).
         stats.positions = PositionBins.of(_with_nulls(arr, missing), offset)
         return stats

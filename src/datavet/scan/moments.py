@@ -53,8 +53,12 @@ class Moments:
 
 
 def merge_arrays(
-    n_a: np.ndarray, mean_a: np.ndarray, m2_a: np.ndarray,
-    n_b: np.ndarray, mean_b: np.ndarray, m2_b: np.ndarray,
+    n_a: np.ndarray,
+    mean_a: np.ndarray,
+    m2_a: np.ndarray,
+    n_b: np.ndarray,
+    mean_b: np.ndarray,
+    m2_b: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Element-wise Chan merge of moment arrays (per position bin)."""
     n = n_a + n_b

@@ -43,9 +43,7 @@ class Profile:
     format: str | None = None
 
     @classmethod
-    def of_batch(
-        cls, batch: pa.RecordBatch, offset: int, plan: ScanPlan, split: str
-    ) -> Profile:
+    def of_batch(cls, batch: pa.RecordBatch, offset: int, plan: ScanPlan, split: str) -> Profile:
         columns = {}
         label = None
         for name, arr in zip(batch.schema.names, batch.columns):

@@ -49,8 +49,11 @@ def open_path(path: str | os.PathLike, name: str | None = None) -> TabularSource
         raise InputError(name, "file is empty (0 bytes)")
     kind = _suffix(path)
     if kind in _REFUSED:
-        raise InputError(name, "pickle files are refused: unpickling runs arbitrary code; "
-                         "save the table as Parquet or CSV")
+        raise InputError(
+            name,
+            "pickle files are refused: unpickling runs arbitrary code; "
+            "save the table as Parquet or CSV",
+        )
     if kind in CSV_SUFFIXES:
         return open_csv(path, name)
     if kind in PARQUET_SUFFIXES:
@@ -70,9 +73,7 @@ def open_path(path: str | os.PathLike, name: str | None = None) -> TabularSource
     )
 
 
-def open_source(
-    data: object, *, role: str = "train", target: str | None = None
-) -> TabularSource:
+def open_source(data: object, *, role: str = "train", target: str | None = None) -> TabularSource:
     """Open ``data`` for scanning.
 
     ``data`` may be a path (CSV, TSV, Parquet file or directory, Arrow IPC/Feather), a pandas

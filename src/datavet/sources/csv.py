@@ -75,6 +75,14 @@ class CsvSource(TabularSource):
                 if match is None:
                     raise InputError(self.name, _describe(exc)) from exc
                 col = self.schema.field(int(match.group(1)))
+                if "invalid UTF8" in str(exc) or _widen(col.type) == col.type:
+                    raise InputError(
+                        self.name,
+                        f"column {col.name!r} is not valid UTF-8 past the first block; re-encode "
+                        "the file as UTF-8"
+                        if "UTF8" in str(exc)
+                        else _describe(exc),
+                    ) from exc
                 self.column_types[col.name] = _widen(col.type)
                 self.schema = self.schema.set(
                     int(match.group(1)), pa.field(col.name, self.column_types[col.name])

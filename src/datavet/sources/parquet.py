@@ -45,7 +45,9 @@ class ParquetSource(TabularSource):
             try:
                 meta = pq.ParquetFile(path)
             except (pa.ArrowException, OSError) as exc:
-                raise InputError(label, f"not a readable Parquet file ({_reader_problem(exc)})") from exc
+                raise InputError(
+                    label, f"not a readable Parquet file ({_reader_problem(exc)})"
+                ) from exc
             file_schema = meta.schema_arrow
             if schema is None:
                 schema = file_schema
@@ -122,7 +124,9 @@ class ArrowIpcSource(TabularSource):
                 ) from exc
         self.schema = reader.schema
         if not self.stream:
-            self.num_rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+            self.num_rows = sum(
+                reader.get_batch(i).num_rows for i in range(reader.num_record_batches)
+            )
         self.check_schema()
         return self
 
