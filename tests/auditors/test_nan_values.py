@@ -15,12 +15,14 @@ def run(train, test=None, **kw):
     return datavet.audit(train, test, target="label", select="V001", **kw)
 
 
-def by_column(report) -> dict:
-    return {(f.split, f.columns): f for f in report.findings}
+def by_column(report, code="V001") -> dict:
+    return {(f.split, f.columns): f for f in report.findings if f.code == code}
 
 
 def test_fires_with_count_rows_fraction_and_message():
-    train = pd.DataFrame({"x": [1.0, NAN, 3.0, NAN], "y": [1.0, 2.0, 3.0, 4.0], "label": [0, 1, 0, 1]})
+    train = pd.DataFrame(
+        {"x": [1.0, NAN, 3.0, NAN], "y": [1.0, 2.0, 3.0, 4.0], "label": [0, 1, 0, 1]}
+    )
     report = run(train)
     (f,) = report.findings
     assert (f.code, f.name, f.severity) == ("V001", "nan-values", Severity.ERROR)
@@ -42,13 +44,14 @@ def test_nan_none_and_inf_are_counted_apart():
             "label": [0, 1, 0, 1, 0, 1],
         }
     )
-    found = by_column(datavet.audit(train, target="label", select=["V001", "V002"]))
-    nan_x = found["train", ("x",)]
-    assert nan_x.code == "V001" and nan_x.n_affected == 2 and nan_x.examples == (1, 4)
-    nan_s = found["train", ("s",)]
-    assert nan_s.code == "V001" and nan_s.n_affected == 2 and nan_s.examples == (1, 3)
-    inf_x = [f for f in found.values() if f.code == "V002"]
-    assert len(inf_x) == 1 and inf_x[0].n_affected == 2 and inf_x[0].examples == (2, 3)
+    report = datavet.audit(train, target="label", select=["V001", "V002"])
+    nan = by_column(report, "V001")
+    assert set(nan) == {("train", ("x",)), ("train", ("s",))}
+    assert nan["train", ("x",)].n_affected == 2 and nan["train", ("x",)].examples == (1, 4)
+    assert nan["train", ("s",)].n_affected == 2 and nan["train", ("s",)].examples == (1, 3)
+    (inf,) = by_column(report, "V002").values()
+    assert inf.columns == ("x",) and inf.n_affected == 2 and inf.examples == (2, 3)
+    assert inf.metrics["posinf"] == 1 and inf.metrics["neginf"] == 1
 
 
 def test_nat_and_pandas_na_are_missing():
@@ -68,7 +71,9 @@ def test_nat_and_pandas_na_are_missing():
 
 def test_each_split_is_counted_on_its_own():
     train = pd.DataFrame({"a": [NAN, 1.0, 2.0], "b": [1.0, 2.0, 3.0], "label": [0, 1, 0]})
-    test = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [1.0, NAN, 2.0, NAN], "label": [0, 1, 0, 1]})
+    test = pd.DataFrame(
+        {"a": [1.0, 2.0, 3.0, 4.0], "b": [1.0, NAN, 2.0, NAN], "label": [0, 1, 0, 1]}
+    )
     found = by_column(run(train, test))
     assert set(found) == {("train", ("a",)), ("test", ("b",))}
     assert found["train", ("a",)].n_affected == 1 and found["train", ("a",)].examples == (0,)

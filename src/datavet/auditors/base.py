@@ -112,6 +112,8 @@ def fmt(value: float) -> str:
         return str(value)
     if value == int(value) and abs(value) < 1e15:
         return f"{int(value):,}" if abs(value) >= 10_000 else str(int(value))
+    if 1000 <= abs(value) < 1e15:
+        return f"{value:,.0f}"
     return f"{value:.3g}"
 
 

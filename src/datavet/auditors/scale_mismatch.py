@@ -48,7 +48,9 @@ class ScaleMismatch(Auditor):
         ratio = scales[hi_name] / scales[lo_name]
         if ratio < self.options["min_ratio"]:
             return
-        median = statistics.median(scales.values())
+        # The median on a log scale: with an even count it is the geometric mean of the middle
+        # pair, so two features at 1 and 1000 are both 32x from it, not 1x and 500x.
+        median = math.exp(statistics.median(math.log(v) for v in scales.values()))
         far = self.options["outlier_ratio"]
         outliers = [n for n, s in scales.items() if s >= far * median or s * far <= median]
         if not outliers:  # two clusters, no clear majority: name both ends

@@ -53,13 +53,12 @@ class TrainTestOverlap(Auditor):
 
     def check(self, ctx: AuditContext):
         ctx.require_test()
-        _, train_rows, _ = ctx.train.hashes.arrays()
-        test_pos, test_rows, _ = ctx.test.hashes.arrays()
+        train_pos, train_rows, _ = ctx.train.hashes.arrays(shared=True)
+        test_pos, test_rows, _ = ctx.test.hashes.arrays(shared=True)
         at = match_rows(test_rows, train_rows)
         hit = np.flatnonzero(at >= 0)
         if not len(hit):
             return
-        train_pos, _, _ = ctx.train.hashes.arrays()
         examples = tuple(test_pos[hit[:5]].tolist())
         pairs = ", ".join(f"test {test_pos[i]} = train {train_pos[at[i]]}" for i in hit[:3])
         yield self.finding(

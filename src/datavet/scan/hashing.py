@@ -115,26 +115,42 @@ def hash_values(arr: pa.Array) -> np.ndarray:
 
 @dataclass(slots=True)
 class RowHashes:
-    """Row hashes of a split, in chunks keyed by their first global row."""
+    """Row hashes of a split, in chunks keyed by their first global row.
 
-    chunks: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
+    Each chunk holds the hashes over all of the split's features, the label hashes, and, only
+    when the other split lacks some of those features, the hashes over the shared features.
+    """
+
+    chunks: list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]] = field(
+        default_factory=list
+    )
 
     @classmethod
-    def of(cls, offset: int, rows: np.ndarray, labels: np.ndarray) -> RowHashes:
-        return cls([(offset, rows, labels)])
+    def of(
+        cls, offset: int, rows: np.ndarray, labels: np.ndarray, shared: np.ndarray | None = None
+    ) -> RowHashes:
+        return cls([(offset, rows, labels, shared)])
 
     def merge(self, other: RowHashes) -> RowHashes:
         return RowHashes(sorted(self.chunks + other.chunks, key=lambda c: c[0]))
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(row positions, (n, 2) feature hashes, label hashes), in row order."""
+    def arrays(self, shared: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row positions, (n, 2) feature hashes, label hashes), in row order.
+
+        ``shared``: hashes over the features both splits have (for comparing splits)."""
         if not self.chunks:
             return np.zeros(0, np.int64), np.zeros((0, 2), _U), np.zeros(0, _U)
-        pos = np.concatenate([np.arange(o, o + len(r), dtype=np.int64) for o, r, _ in self.chunks])
-        rows = np.concatenate([r for _, r, _ in self.chunks])
-        labels = np.concatenate([lab for _, _, lab in self.chunks])
+        pos = np.concatenate(
+            [np.arange(o, o + len(r), dtype=np.int64) for o, r, _, _ in self.chunks]
+        )
+        pick = (lambda c: c[3] if c[3] is not None else c[1]) if shared else (lambda c: c[1])
+        rows = np.concatenate([pick(c) for c in self.chunks])
+        labels = np.concatenate([c[2] for c in self.chunks])
         return pos, rows, labels
 
     @property
     def nbytes(self) -> int:
-        return sum(r.nbytes + lab.nbytes for _, r, lab in self.chunks)
+        return sum(
+            r.nbytes + lab.nbytes + (0 if sh is None else sh.nbytes)
+            for _, r, lab, sh in self.chunks
+        )

@@ -26,9 +26,10 @@ class Moments:
         n = int(values.size)
         if n == 0:
             return cls()
-        mean = float(values.mean())
-        # Two-pass: the centred sum of squares is exact enough even for a large offset.
-        m2 = float(np.square(values - mean).sum())
+        with np.errstate(over="ignore", invalid="ignore"):  # |x| near 1e308: inf, not a warning
+            mean = float(values.mean())
+            # Two-pass: the centred sum of squares is exact enough even for a large offset.
+            m2 = float(np.square(values - mean).sum())
         return cls(n, mean, m2)
 
     def merge(self, other: Moments) -> Moments:

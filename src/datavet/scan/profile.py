@@ -17,7 +17,7 @@ from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
 class ScanPlan:
     """What to compute, decided before the first batch from the schemas of all splits.
 
-    ``hash_columns`` are the features rows are compared on (the columns train and test share);
+    ``hash_columns`` are the features train and test rows are compared on (the ones they share);
     ``as_number`` names columns that are numeric in one split and text in another.
     """
 
@@ -51,7 +51,13 @@ class Profile:
                 label = LabelStats.of(name, arr, offset)
             else:
                 columns[name] = ColumnStats.of(name, arr, offset)
-        rows = hash_rows(batch, list(plan.hash_columns), plan.as_number)
+        # S002 compares a split's rows on all its features; S001 compares splits on the
+        # features they share. Hash twice only when those differ.
+        features = [n for n in batch.schema.names if n != plan.target]
+        rows = hash_rows(batch, features, plan.as_number)
+        shared = None
+        if set(features) != set(plan.hash_columns):
+            shared = hash_rows(batch, list(plan.hash_columns), plan.as_number)
         if plan.target is not None and plan.target in batch.schema.names:
             labels = hash_values(batch.column(plan.target))
         else:
@@ -61,7 +67,7 @@ class Profile:
             rows=batch.num_rows,
             columns=columns,
             label=label,
-            hashes=RowHashes.of(offset, rows, labels),
+            hashes=RowHashes.of(offset, rows, labels, shared),
             sample=Reservoir.of(batch, offset, plan.sample_rows, plan.seed),
         )
 
