@@ -3,7 +3,6 @@ on stdout (DESIGN: CLI and machine contract; REFERENCE 3.3 bad-input matrix)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -49,8 +48,13 @@ def assert_one_line_error(code, out, err, *, names=None, problem=()):
 
 def _good_frame(n=60, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
-                         "label": rng.permutation(np.arange(n) % 2)})
+    return pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "b": rng.normal(size=n),
+            "label": rng.permutation(np.arange(n) % 2),
+        }
+    )
 
 
 @pytest.fixture
@@ -118,9 +122,19 @@ def _case(tmp_path: Path, kind: str) -> tuple[Path, list[str]]:
     raise AssertionError(kind)
 
 
-BAD_INPUTS = ["missing", "empty-dir", "zero-bytes", "header-only", "truncated-parquet",
-              "five-byte-parquet", "garbage-parquet", "latin1-csv", "duplicate-columns", "pickle",
-              "unknown-extension"]
+BAD_INPUTS = [
+    "missing",
+    "empty-dir",
+    "zero-bytes",
+    "header-only",
+    "truncated-parquet",
+    "five-byte-parquet",
+    "garbage-parquet",
+    "latin1-csv",
+    "duplicate-columns",
+    "pickle",
+    "unknown-extension",
+]
 
 
 @pytest.mark.parametrize("kind", BAD_INPUTS)
@@ -178,9 +192,13 @@ def test_corrupt_file_inside_parquet_directory(tmp_path, capsys):
 
 def test_zero_row_parquet(tmp_path, capsys):
     path = tmp_path / "zero.parquet"
-    pq.write_table(pa.table({"a": pa.array([], pa.float64()), "label": pa.array([], pa.int64())}), path)
+    pq.write_table(
+        pa.table({"a": pa.array([], pa.float64()), "label": pa.array([], pa.int64())}), path
+    )
     code, out, err = run_cli(capsys, ["audit", path, "--target", "label"])
-    assert_one_line_error(code, out, err, names=path.name, problem=[r"no (data )?rows|0 rows|empty"])
+    assert_one_line_error(
+        code, out, err, names=path.name, problem=[r"no (data )?rows|0 rows|empty"]
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +208,9 @@ def test_zero_row_parquet(tmp_path, capsys):
 @pytest.mark.parametrize("given", ["lable", "Label", "labels"])
 def test_target_absent_lists_columns_and_suggests(given, good_csv, capsys):
     code, out, err = run_cli(capsys, ["audit", good_csv, "--target", given])
-    line = assert_one_line_error(code, out, err, names="good.csv", problem=[re.escape(repr(given)), r"not found"])
+    line = assert_one_line_error(
+        code, out, err, names="good.csv", problem=[re.escape(repr(given)), r"not found"]
+    )
     assert "did you mean 'label'" in line
     for col in ("'a'", "'b'", "'label'"):
         assert col in line
@@ -198,7 +218,9 @@ def test_target_absent_lists_columns_and_suggests(given, good_csv, capsys):
 
 def test_target_absent_without_close_match(good_csv, capsys):
     code, out, err = run_cli(capsys, ["audit", good_csv, "--target", "zzzzzz"])
-    line = assert_one_line_error(code, out, err, names="good.csv", problem=[r"'zzzzzz'", r"not found"])
+    line = assert_one_line_error(
+        code, out, err, names="good.csv", problem=[r"'zzzzzz'", r"not found"]
+    )
     assert "did you mean" not in line
     assert "'label'" in line  # still lists the columns
 
@@ -214,7 +236,9 @@ def test_unknown_rule_selector(flag, good_csv, capsys):
 
 
 def test_unknown_rule_in_a_comma_list(good_csv, capsys):
-    code, out, err = run_cli(capsys, ["audit", good_csv, "--target", "label", "--select", "V001,nope-rule"])
+    code, out, err = run_cli(
+        capsys, ["audit", good_csv, "--target", "label", "--select", "V001,nope-rule"]
+    )
     assert_one_line_error(code, out, err, problem=[r"nope-rule"])
 
 
@@ -223,34 +247,45 @@ def test_unknown_rule_in_a_comma_list(good_csv, capsys):
 
 
 def _subprocess(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "datavet", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "datavet", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_subprocess_missing_file(tmp_path):
     missing = tmp_path / "absent.parquet"
     proc = _subprocess("audit", missing, "--target", "label")
-    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, names="absent.parquet",
-                          problem=[r"no such file"])
+    assert_one_line_error(
+        proc.returncode, proc.stdout, proc.stderr, names="absent.parquet", problem=[r"no such file"]
+    )
 
 
 def test_subprocess_missing_file_exit_zero(tmp_path):
     missing = tmp_path / "absent.csv"
     proc = _subprocess("audit", missing, "--exit-zero", "--format", "json")
-    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, names="absent.csv",
-                          problem=[r"no such file"])
+    assert_one_line_error(
+        proc.returncode, proc.stdout, proc.stderr, names="absent.csv", problem=[r"no such file"]
+    )
 
 
 def test_subprocess_truncated_parquet(tmp_path):
     path, problem = _case(tmp_path, "truncated-parquet")
     proc = _subprocess("audit", path, "--target", "label")
-    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, names=path.name, problem=problem)
+    assert_one_line_error(
+        proc.returncode, proc.stdout, proc.stderr, names=path.name, problem=problem
+    )
 
 
 def test_subprocess_target_typo(good_csv):
     proc = _subprocess("audit", good_csv, "--target", "lable")
-    line = assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, names="good.csv",
-                                 problem=[r"'lable'"])
+    line = assert_one_line_error(
+        proc.returncode, proc.stdout, proc.stderr, names="good.csv", problem=[r"'lable'"]
+    )
     assert "did you mean 'label'" in line
 
 
@@ -262,8 +297,9 @@ def _warnings_only(tmp_path) -> Path:
     """A table whose only problem is a constant feature (F001, a warning)."""
     rng = np.random.default_rng(5)
     n = 200
-    frame = pd.DataFrame({"a": rng.normal(size=n), "c": np.full(n, 3.0),
-                          "label": rng.permutation(np.arange(n) % 2)})
+    frame = pd.DataFrame(
+        {"a": rng.normal(size=n), "c": np.full(n, 3.0), "label": rng.permutation(np.arange(n) % 2)}
+    )
     path = tmp_path / "warn.csv"
     frame.to_csv(path, index=False)
     report = datavet.audit(path, target="label")
@@ -282,12 +318,21 @@ def test_fail_on_warning_turns_warnings_into_exit_1(tmp_path, capsys):
     assert "F001" in out
     code, _, _ = run_cli(capsys, ["audit", path, "--target", "label", "--fail-on", "info"])
     assert code == 1
-    code, _, _ = run_cli(capsys, ["audit", path, "--target", "label", "--fail-on", "warning", "--exit-zero"])
+    code, _, _ = run_cli(
+        capsys, ["audit", path, "--target", "label", "--fail-on", "warning", "--exit-zero"]
+    )
     assert code == 0
 
 
 def test_exit_zero_with_findings(capsys):
-    argv = ["audit", SAMPLE / "planted_train.csv", "--test", SAMPLE / "planted_test.csv", "--target", "label"]
+    argv = [
+        "audit",
+        SAMPLE / "planted_train.csv",
+        "--test",
+        SAMPLE / "planted_test.csv",
+        "--target",
+        "label",
+    ]
     code, out, err = run_cli(capsys, argv)
     assert code == 1
     code, out2, err2 = run_cli(capsys, [*argv, "--exit-zero"])
@@ -297,8 +342,17 @@ def test_exit_zero_with_findings(capsys):
 
 
 def test_clean_sample_exits_0(capsys):
-    code, out, err = run_cli(capsys, ["audit", SAMPLE / "clean_train.parquet", "--test",
-                                      SAMPLE / "clean_test.parquet", "--target", "label"])
+    code, out, err = run_cli(
+        capsys,
+        [
+            "audit",
+            SAMPLE / "clean_train.parquet",
+            "--test",
+            SAMPLE / "clean_test.parquet",
+            "--target",
+            "label",
+        ],
+    )
     assert code == 0
     assert "0 findings" in out
     assert "Traceback" not in err

@@ -30,8 +30,15 @@ class AuditFailed(DatavetError):
 
     exit_code = 1
 
-    def __init__(self, report) -> None:  # noqa: ANN001 - Report, imported lazily to avoid a cycle
+    def __init__(self, report, fail_on=None) -> None:  # report: a Report (no import: a cycle)
         self.report = report
-        counts = report.counts()
-        summary = ", ".join(f"{n} {sev}" for sev, n in counts.items() if n)
-        super().__init__(f"datavet audit failed at fail_on={report.fail_on.label}: {summary}")
+        self.fail_on = fail_on if fail_on is not None else report.fail_on
+        failing = report.failing(self.fail_on)
+        crashed = [o.code for o in report.crashed]
+        parts = [f"{len(failing)} finding(s) at or above {self.fail_on.label}"]
+        if crashed:
+            parts.append(f"crashed rules: {', '.join(crashed)}")
+        codes = ", ".join(sorted({f.code for f in failing}))
+        super().__init__(
+            f"datavet audit failed: {'; '.join(parts)}" + (f" ({codes})" if codes else "")
+        )

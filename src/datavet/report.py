@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,17 @@ from datavet.errors import AuditFailed
 from datavet.findings import Finding, Outcome, Severity, Status
 
 SCHEMA_VERSION = 1
+_C1 = re.compile("[\x7f-\x9f]")
+
+
+def dumps(payload: Any, indent: int | None = 2) -> str:
+    """Strict JSON (no NaN/Infinity), UTF-8 text, with DEL and C1 controls escaped as \\u00XX.
+
+    ``ensure_ascii=False`` escapes only U+0000-U+001F; U+009B is a one-character terminal
+    escape (CSI), so a column name could otherwise drive the terminal of whoever cats the file.
+    """
+    text = json.dumps(payload, indent=indent, allow_nan=False, ensure_ascii=False)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _clean(value: Any) -> Any:
@@ -71,11 +83,11 @@ class Report:
         return 1 if self.failing(fail_on) else 0
 
     def raise_for_findings(self, fail_on: Severity | str | None = None) -> Report:
-        """Raise :class:`datavet.AuditFailed` when findings reach ``fail_on``; else return self."""
-        if self.exit_code(fail_on) != 0:
-            if fail_on is not None:
-                self.fail_on = Severity.parse(fail_on)
-            raise AuditFailed(self)
+        """Raise :class:`datavet.AuditFailed` when findings reach ``fail_on`` (default: the
+        report's own level) or a rule crashed; else return the report, unchanged either way."""
+        level = self.fail_on if fail_on is None else Severity.parse(fail_on)
+        if self.exit_code(level) != 0:
+            raise AuditFailed(self, level)
         return self
 
     def to_dict(self) -> dict:
@@ -103,7 +115,7 @@ class Report:
         )
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+        return dumps(self.to_dict(), indent=indent)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())

@@ -71,8 +71,13 @@ def _dataset_view(report) -> dict:
             "rows": d["rows"],
             "columns": [(c["name"], c["count"], c["nan"], c["inf"]) for c in d["columns"]],
             "means": [c["mean"] for c in d["columns"]],
-            "label": None if "label" not in d else (d["label"]["name"], d["label"]["missing"],
-                                                    sorted((x["value"], x["count"]) for x in d["label"]["classes"])),
+            "label": None
+            if "label" not in d
+            else (
+                d["label"]["name"],
+                d["label"]["missing"],
+                sorted((x["value"], x["count"]) for x in d["label"]["classes"]),
+            ),
         }
     return out
 
@@ -85,9 +90,12 @@ def _write_parquet_dir(frame: pd.DataFrame, directory: Path, sizes: list[int], *
     bounds = np.cumsum([0, *sizes])
     order = list(range(len(sizes)))[::-1]  # write the last file first: order is by path, not mtime
     for i in order:
-        part = frame.iloc[bounds[i]: bounds[i + 1]]
-        pq.write_table(pa.Table.from_pandas(part, preserve_index=False),
-                       directory / f"part-{i:04d}.parquet", **kw)
+        part = frame.iloc[bounds[i] : bounds[i + 1]]
+        pq.write_table(
+            pa.Table.from_pandas(part, preserve_index=False),
+            directory / f"part-{i:04d}.parquet",
+            **kw,
+        )
         (directory / f".part-{i:04d}.parquet.crc").write_bytes(b"not parquet")
     (directory / "_SUCCESS").write_bytes(b"")
     return directory
@@ -126,7 +134,9 @@ def _make(kind: str, frame: pd.DataFrame, directory: Path, stem: str):
     if kind == "parquet-dir":
         n = len(frame)
         a, b = n // 3 + 7, n // 3 - 5  # uneven, so file boundaries fall at odd rows
-        return _write_parquet_dir(frame, directory / f"{stem}_dir", [a, b, n - a - b], row_group_size=50)
+        return _write_parquet_dir(
+            frame, directory / f"{stem}_dir", [a, b, n - a - b], row_group_size=50
+        )
     if kind == "arrow":
         return _write_arrow_file(frame, directory / f"{stem}.arrow")
     if kind == "arrow-stream":
@@ -144,8 +154,18 @@ def _make(kind: str, frame: pd.DataFrame, directory: Path, stem: str):
     raise AssertionError(kind)
 
 
-KINDS = ["csv", "tsv", "parquet", "parquet-dir", "arrow", "arrow-stream", "feather", "pandas",
-         "arrow-table", "numpy"]
+KINDS = [
+    "csv",
+    "tsv",
+    "parquet",
+    "parquet-dir",
+    "arrow",
+    "arrow-stream",
+    "feather",
+    "pandas",
+    "arrow-table",
+    "numpy",
+]
 PATH_KINDS = ["csv", "tsv", "parquet", "parquet-dir", "arrow", "arrow-stream", "feather"]
 
 
@@ -185,7 +205,11 @@ def test_every_source_gives_the_same_audit(kind, planted_frames, reference, tmp_
     got, want = _dataset_view(report), _dataset_view(reference)
     assert got.keys() == want.keys() == {"train", "test"}
     for split in want:
-        assert got[split]["rows"] == want[split]["rows"] == len(planted_frames[0 if split == "train" else 1])
+        assert (
+            got[split]["rows"]
+            == want[split]["rows"]
+            == len(planted_frames[0 if split == "train" else 1])
+        )
         assert got[split]["columns"] == want[split]["columns"]
         assert got[split]["label"] == want[split]["label"]
         assert got[split]["means"] == pytest.approx(want[split]["means"], rel=1e-12)
@@ -198,7 +222,9 @@ def test_every_source_with_auto_target(kind, planted_frames, reference, tmp_path
     train, _ = planted_frames
     report = datavet.audit(_make(kind, train, tmp_path, "train"))
     assert report.target == "label"
-    want = [f for f in reference.to_dict()["findings"] if f["split"] == "train" and f["code"] != "S001"]
+    want = [
+        f for f in reference.to_dict()["findings"] if f["split"] == "train" and f["code"] != "S001"
+    ]
     assert_same_findings(report.to_dict()["findings"], want)
 
 
@@ -233,7 +259,9 @@ def _offset_frame():
 def test_parquet_directory_offsets_are_global(tmp_path, batch_rows, row_group_size):
     frame = _offset_frame()
     directory = _write_parquet_dir(frame, tmp_path / "ds", [5, 7, 6], row_group_size=row_group_size)
-    report = datavet.audit(directory, target="label", select=["V001", "V002"], batch_rows=batch_rows)
+    report = datavet.audit(
+        directory, target="label", select=["V001", "V002"], batch_rows=batch_rows
+    )
     by_code = {f.code: f for f in report.findings}
     assert report.datasets["train"]["rows"] == 18
     nan = by_code["V001"]
@@ -249,8 +277,13 @@ def test_parquet_directory_offsets_are_global(tmp_path, batch_rows, row_group_si
 
 def test_parquet_directory_order_is_path_order_not_write_order(tmp_path):
     """Label drift is positional: the directory must be read in path order to see it."""
-    frame = pd.DataFrame({"a": np.linspace(0, 1, 300), "b": np.linspace(5, 9, 300) ** 2,
-                          "label": [1] * 60 + [0, 1] * 120})
+    frame = pd.DataFrame(
+        {
+            "a": np.linspace(0, 1, 300),
+            "b": np.linspace(5, 9, 300) ** 2,
+            "label": [1] * 60 + [0, 1] * 120,
+        }
+    )
     directory = _write_parquet_dir(frame, tmp_path / "ds", [60, 120, 120])
     got = datavet.audit(directory, target="label", select="L002")
     want = datavet.audit(frame, target="label", select="L002")
@@ -262,8 +295,11 @@ def test_parquet_directory_order_is_path_order_not_write_order(tmp_path):
 @pytest.mark.parametrize("kind", ["arrow", "feather"])
 def test_arrow_batches_offsets(kind, tmp_path):
     frame = _offset_frame()
-    path = (_write_arrow_file(frame, tmp_path / "t.arrow", chunk=4) if kind == "arrow" else
-            tmp_path / "t.feather")
+    path = (
+        _write_arrow_file(frame, tmp_path / "t.arrow", chunk=4)
+        if kind == "arrow"
+        else tmp_path / "t.feather"
+    )
     if kind == "feather":
         feather.write_feather(pa.Table.from_pandas(frame, preserve_index=False), path, chunksize=4)
     report = datavet.audit(path, target="label", select="V")
@@ -380,8 +416,10 @@ def test_csv_type_change_beyond_real_8mib_block(tmp_path, late, dtype):
 
 def _fingerprint(path: Path) -> dict:
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
-            for p in files}
+    return {
+        str(p): (p.stat().st_mtime_ns, p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in files
+    }
 
 
 @pytest.mark.parametrize("kind", PATH_KINDS)
@@ -414,7 +452,9 @@ def test_in_memory_inputs_are_not_modified(planted_frames):
     pd.testing.assert_frame_equal(df, df_before)
     assert table.to_pydict().keys() == table_before.keys()
     for k, v in table_before.items():
-        np.testing.assert_array_equal(np.array(table.column(k).to_pylist(), dtype=float), np.array(v, dtype=float))
+        np.testing.assert_array_equal(
+            np.array(table.column(k).to_pylist(), dtype=float), np.array(v, dtype=float)
+        )
     np.testing.assert_array_equal(x, x_before)
     np.testing.assert_array_equal(y, y_before)
     assert x.flags.writeable and y.flags.writeable

@@ -7,7 +7,9 @@ from importlib import resources
 
 
 def render(report, **_options) -> str:
-    return json.dumps(report.to_dict(), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    from datavet.report import dumps
+
+    return dumps(report.to_dict()) + "\n"
 
 
 def schema() -> dict:

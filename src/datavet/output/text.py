@@ -27,7 +27,7 @@ def render(report, *, colour: bool = False) -> str:
     lines = [_dataset_line(s, d) for s, d in data["datasets"].items()]
     if data["target"]:
         lines.append(
-            f"target: {clean(data['target'])!r} -> {data['task']} ({clean(data['task_reason'])})"
+            f"target: '{clean(data['target'])}' -> {data['task']} ({clean(data['task_reason'])})"
         )
     else:
         lines.append("target: none (label rules skipped; pass --target)")

@@ -78,6 +78,8 @@ class ColumnStats:
     values: ValueCounter = field(default_factory=ValueCounter)  # non-missing values, inf included
     missing_rows: tuple[int, ...] = ()
     inf_rows: tuple[int, ...] = ()
+    numeric_text: int = 0  # text columns: values that read as numbers ("12", "1e-3", "nan")
+    text_values: tuple[tuple[int, str], ...] = ()  # text columns: first non-numeric (row, value)
 
     @classmethod
     def of(cls, name: str, arr: pa.Array, offset: int) -> ColumnStats:
@@ -111,6 +113,8 @@ class ColumnStats:
             if stats.missing:
                 stats.missing_rows = first_positions(missing.to_numpy(zero_copy_only=False), offset)
             present = arr.drop_null() if stats.missing else arr
+            if kind == "string":
+                stats.numeric_text, stats.text_values = _numeric_text(arr, offset)
             if kind in ("string", "temporal", "numeric", "bool"):
                 stats.values = _count(present, offset)
             elif kind != "null":
@@ -136,6 +140,8 @@ class ColumnStats:
             values=self.values.merge(other.values),
             missing_rows=merge_examples(self.missing_rows, other.missing_rows),
             inf_rows=merge_examples(self.inf_rows, other.inf_rows),
+            numeric_text=self.numeric_text + other.numeric_text,
+            text_values=_first_distinct(self.text_values + other.text_values),
         )
 
     @property
@@ -162,6 +168,37 @@ class ColumnStats:
     @property
     def is_numeric(self) -> bool:
         return self.kind == "numeric"
+
+
+NUMBER_PATTERN = (
+    r"^\s*[-+]?(\d[\d_]*\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|infinity|nan)\s*$"
+)
+
+
+def _numeric_text(arr: pa.Array, offset: int) -> tuple[int, tuple[tuple[int, str], ...]]:
+    """How many values of a text column read as numbers, and the first values that do not."""
+    is_number = pc.match_substring_regex(arr, NUMBER_PATTERN, ignore_case=True)
+    n_number = int(pc.sum(is_number).as_py() or 0)
+    present = len(arr) - arr.null_count
+    if n_number == 0 or n_number == present:
+        return n_number, ()
+    other = np.flatnonzero(~np.asarray(is_number.fill_null(True).to_numpy(zero_copy_only=False)))
+    picked = arr.take(pa.array(other[:256])).to_pylist()
+    return n_number, _first_distinct(tuple(zip((other[:256] + offset).tolist(), picked)))
+
+
+def _first_distinct(
+    pairs: tuple[tuple[int, str], ...], k: int = MAX_EXAMPLES
+) -> tuple[tuple[int, str], ...]:
+    out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for row, value in sorted(pairs):
+        if value not in seen:
+            seen.add(value)
+            out.append((row, value))
+            if len(out) == k:
+                break
+    return tuple(out)
 
 
 def _castable(arr: pa.Array) -> bool:

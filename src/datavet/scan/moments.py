@@ -28,6 +28,9 @@ class Moments:
             return cls()
         with np.errstate(over="ignore", invalid="ignore"):  # |x| near 1e308: inf, not a warning
             mean = float(values.mean())
+            if not math.isfinite(mean):  # the sum overflowed: average scaled values instead
+                scale = float(np.max(np.abs(values)))
+                mean = float((values / scale).mean()) * scale
             # Two-pass: the centred sum of squares is exact enough even for a large offset.
             m2 = float(np.square(values - mean).sum())
         return cls(n, mean, m2)
