@@ -13,7 +13,9 @@ SAMPLE_DATA = ROOT / "sample_data"
 
 
 def _load_sample_module():
-    spec = importlib.util.spec_from_file_location("make_sample_data", SAMPLE_DATA / "make_sample_data.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_sample_data", SAMPLE_DATA / "make_sample_data.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("make_sample_data", module)
     spec.loader.exec_module(module)

@@ -297,9 +297,10 @@ def _warnings_only(tmp_path) -> Path:
     """A table whose only problem is a constant feature (F001, a warning)."""
     rng = np.random.default_rng(5)
     n = 200
-    frame = pd.DataFrame(
-        {"a": rng.normal(size=n), "c": np.full(n, 3.0), "label": rng.permutation(np.arange(n) % 2)}
-    )
+    a = rng.normal(size=n)
+    # The label follows `a` with noise: real but imperfect signal (no B001, B002 or B003).
+    label = (a + rng.normal(size=n) > 0).astype(int)
+    frame = pd.DataFrame({"a": a, "c": np.full(n, 3.0), "label": label})
     path = tmp_path / "warn.csv"
     frame.to_csv(path, index=False)
     report = datavet.audit(path, target="label")

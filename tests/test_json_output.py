@@ -200,7 +200,9 @@ def test_values_near_float_max_give_finite_correct_mean(validator):
     cols = {c["name"]: c for c in payload["datasets"]["train"]["columns"]}
     assert cols["alternating"]["mean"] == pytest.approx(0.0, abs=1e293)
     assert cols["positive"]["mean"] == pytest.approx(7.5e307, rel=1e-9)
-    assert cols["sentinel"]["mean"] == pytest.approx(3 * (float(big) / n) + sum(range(n - 3)) / n, rel=1e-9)
+    assert cols["sentinel"]["mean"] == pytest.approx(
+        3 * (float(big) / n) + sum(range(n - 3)) / n, rel=1e-9
+    )
     for name in ("alternating", "positive", "sentinel"):
         assert cols[name]["inf"] == 0 and cols[name]["count"] == n
 

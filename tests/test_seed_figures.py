@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from conftest import sample
 
 import datavet
-
-from conftest import sample
 
 
 def whole_table() -> pd.DataFrame:
@@ -20,8 +19,12 @@ def test_means_stds_nan_counts_and_constant_feature_match_the_seed():
     report = datavet.audit(sample.seed_arrays(), select=["V001", "F001"])  # NumPy (X, y)
     cols = {c["name"]: c for c in report.to_dict()["datasets"]["train"]["columns"]}
     names = ["x0", "x1", "x2", "x3"]
-    np.testing.assert_allclose([round(cols[n]["mean"], 3) for n in names], [299.266, 1.001, 0.489, 7.0])
-    np.testing.assert_allclose([round(cols[n]["std"], 3) for n in names], [10.292, 0.095, 0.199, 0.0])
+    np.testing.assert_allclose(
+        [round(cols[n]["mean"], 3) for n in names], [299.266, 1.001, 0.489, 7.0]
+    )
+    np.testing.assert_allclose(
+        [round(cols[n]["std"], 3) for n in names], [10.292, 0.095, 0.199, 0.0]
+    )
     assert [cols[n]["nan"] for n in names] == [0, 3, 0, 0]
     constant = [f.columns for f in report.findings if f.code == "F001"]
     assert constant == [("x3",)]

@@ -123,6 +123,7 @@ def audit(
     fail_on: str | Severity = "error",
     severity: Mapping[str, str | Severity] | None = None,
     thresholds: Mapping[str, Mapping[str, float]] | None = None,
+    baselines: bool = True,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     sample_rows: int = 50_000,
 ) -> Report:
@@ -146,6 +147,10 @@ def audit(
         Per-rule severity overrides, e.g. ``{"S002": "error"}``.
     thresholds : mapping, optional
         Per-rule threshold overrides, e.g. ``{"L001": {"max_ratio": 5}}``.
+    baselines : bool
+        Fit the mean / majority / prior / linear baselines (needs a target and a selected B
+        rule). They use a uniform sample of at most ``sample_rows`` rows per split, and the
+        report says so.
 
     Returns
     -------
@@ -187,11 +192,22 @@ def audit(
     elif task != "auto":
         raise UsageError(f"--task {task} needs a target column (--target)")
 
+    fitted = None
+    # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
+    if target is not None and baselines and any(r.code.startswith("B") for r in rules):
+        fitted = _fit_baselines(profiles, target, task_name, list(plan.hash_columns))
+        if fitted.sampled:
+            notes.append(
+                f"baselines use a uniform sample of {fitted.train_rows:,} of "
+                f"{fitted.sample_of:,} train rows"
+            )
+
     ctx = AuditContext(
         train=profiles["train"],
         test=profiles.get("test"),
         target=target,
         task=task_name,
+        baselines=fitted,
         columns={s: _columns(src) for s, src in (("train", train_src), ("test", test_src)) if src},
     )
     findings, outcomes = [], []
@@ -226,5 +242,27 @@ def audit(
         task=task_name,
         task_reason=task_reason,
         notes=notes,
+        baselines=fitted.to_dict() if fitted is not None else None,
         duration_s=duration if math.isfinite(duration) else None,
     )
+
+
+def _fit_baselines(profiles: dict[str, Profile], target: str, task: str, features: list[str]):
+    from datavet.baselines import Baselines, run_baselines
+
+    test = profiles.get("test")
+    try:
+        return run_baselines(
+            profiles["train"].sample.table,
+            test.sample.table if test is not None else None,
+            target=target,
+            task=task,
+            features=features,
+            sample_of=profiles["train"].rows,
+        )
+    except Exception as exc:  # B001/B002 report it as a crash (exit 2); the other rules go on
+        return Baselines(
+            task=task,
+            skipped=f"crashed: {type(exc).__name__}: {exc}",
+            error=traceback.format_exc(),
+        )

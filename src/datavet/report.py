@@ -50,7 +50,7 @@ class Report:
     target: str | None = None
     task: str | None = None
     task_reason: str | None = None
-    baselines: list[dict] = field(default_factory=list)
+    baselines: dict | None = None
     notes: list[str] = field(default_factory=list)
     duration_s: float | None = None
 

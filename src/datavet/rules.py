@@ -4,30 +4,46 @@ from __future__ import annotations
 
 from datavet.auditors.base import Auditor
 from datavet.auditors.class_imbalance import ClassImbalance
+from datavet.auditors.conflicting_labels import ConflictingLabels
 from datavet.auditors.constant_feature import ConstantFeature
 from datavet.auditors.duplicate_rows import DuplicateRows
+from datavet.auditors.high_cardinality_label import HighCardinalityLabel
 from datavet.auditors.inf_values import InfValues
+from datavet.auditors.label_shift import LabelShift
 from datavet.auditors.missing_labels import MissingLabels
+from datavet.auditors.mixed_types import MixedTypes
 from datavet.auditors.nan_values import NanValues
 from datavet.auditors.near_constant_feature import NearConstantFeature
+from datavet.auditors.no_signal import NoSignal
 from datavet.auditors.positional_label_drift import PositionalLabelDrift
 from datavet.auditors.scale_mismatch import ScaleMismatch
 from datavet.auditors.schema_mismatch import SchemaMismatch
+from datavet.auditors.single_feature_leakage import SingleFeatureLeakage
+from datavet.auditors.suspiciously_good import SuspiciouslyGood
 from datavet.auditors.train_test_overlap import TrainTestOverlap
+from datavet.auditors.unseen_test_class import UnseenTestClass
 from datavet.errors import UsageError
 
 RULES: tuple[type[Auditor], ...] = (
     NanValues,  # V001
     InfValues,  # V002
     MissingLabels,  # V003
+    MixedTypes,  # V004
     ConstantFeature,  # F001
     NearConstantFeature,  # F002
     ScaleMismatch,  # F003
     ClassImbalance,  # L001
     PositionalLabelDrift,  # L002
+    UnseenTestClass,  # L003
+    LabelShift,  # L004
+    HighCardinalityLabel,  # L005
     TrainTestOverlap,  # S001
     DuplicateRows,  # S002
+    ConflictingLabels,  # S003
     SchemaMismatch,  # S004
+    NoSignal,  # B001
+    SuspiciouslyGood,  # B002
+    SingleFeatureLeakage,  # B003
 )
 
 BY_CODE: dict[str, type[Auditor]] = {r.code: r for r in RULES}

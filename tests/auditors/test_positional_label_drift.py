@@ -12,7 +12,9 @@ from datavet.auditors.positional_label_drift import PositionalLabelDrift
 
 def drift(train: pd.DataFrame, **thresholds) -> list:
     report = datavet.audit(
-        train, target="label", select="L002",
+        train,
+        target="label",
+        select="L002",
         thresholds={"L002": thresholds} if thresholds else None,
     )
     return report.findings
@@ -131,5 +133,6 @@ def test_skipped_for_regression_and_without_target():
 def test_thresholds_live_on_the_class():
     assert PositionalLabelDrift.thresholds["alpha"] == 0.001
     with pytest.raises(datavet.UsageError):
-        datavet.audit(frame([0, 1] * 20), target="label", select="L002",
-                      thresholds={"L002": {"alfa": 0.1}})
+        datavet.audit(
+            frame([0, 1] * 20), target="label", select="L002", thresholds={"L002": {"alfa": 0.1}}
+        )

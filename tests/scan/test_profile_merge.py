@@ -15,7 +15,9 @@ from datavet.scan.labels import PositionBins, bin_width
 PLAN = ScanPlan(target="label", hash_columns=("a", "b", "s"), sample_rows=16)
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
-value = st.one_of(finite, st.just(float("nan")), st.just(float("inf")), st.just(-float("inf")), st.none())
+value = st.one_of(
+    finite, st.just(float("nan")), st.just(float("inf")), st.just(-float("inf")), st.none()
+)
 
 
 @st.composite
@@ -23,7 +25,11 @@ def tables(draw):
     n = draw(st.integers(1, 120))
     a = draw(st.lists(value, min_size=n, max_size=n))
     b = draw(st.lists(st.one_of(st.integers(-3, 3), st.none()), min_size=n, max_size=n))
-    s = draw(st.lists(st.one_of(st.sampled_from(["x", "y", "zz", ""]), st.none()), min_size=n, max_size=n))
+    s = draw(
+        st.lists(
+            st.one_of(st.sampled_from(["x", "y", "zz", ""]), st.none()), min_size=n, max_size=n
+        )
+    )
     label = draw(st.lists(st.one_of(st.integers(0, 3), st.none()), min_size=n, max_size=n))
     table = pa.table(
         {
@@ -40,7 +46,9 @@ def tables(draw):
 def profile_of(table: pa.Table, cuts: list[int]) -> Profile:
     bounds = [0, *cuts, table.num_rows]
     parts = [
-        Profile.of_batch(table.slice(lo, hi - lo).combine_chunks().to_batches()[0], lo, PLAN, "train")
+        Profile.of_batch(
+            table.slice(lo, hi - lo).combine_chunks().to_batches()[0], lo, PLAN, "train"
+        )
         for lo, hi in zip(bounds, bounds[1:])
         if hi > lo
     ]
@@ -101,7 +109,9 @@ def test_merge_is_associative(case, data):
     i = data.draw(st.integers(1, n - 2))
     j = data.draw(st.integers(i + 1, n - 1))
     p = [
-        Profile.of_batch(table.slice(lo, hi - lo).combine_chunks().to_batches()[0], lo, PLAN, "train")
+        Profile.of_batch(
+            table.slice(lo, hi - lo).combine_chunks().to_batches()[0], lo, PLAN, "train"
+        )
         for lo, hi in ((0, i), (i, j), (j, n))
     ]
     assert_same(p[0].merge(p[1]).merge(p[2]), p[0].merge(p[1].merge(p[2])))
@@ -127,8 +137,11 @@ def test_value_counter_sketch_bound(values, capacity):
     truth = {int(v): int((arr == v).sum()) for v in np.unique(arr)}
     vals, counts = list(truth), np.array(list(truth.values()))
     half = len(arr) // 2
-    a = ValueCounter.from_counts(
-        *_counts(arr[:half]), capacity=capacity) if half else ValueCounter(capacity)
+    a = (
+        ValueCounter.from_counts(*_counts(arr[:half]), capacity=capacity)
+        if half
+        else ValueCounter(capacity)
+    )
     b = ValueCounter.from_counts(*_counts(arr[half:]), capacity=capacity)
     merged = a.merge(b)
     whole = ValueCounter.from_counts(vals, counts, capacity=capacity)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from datavet.errors import UsageError
 from datavet.findings import Finding, Severity
 from datavet.scan import Profile
+
+if TYPE_CHECKING:
+    from datavet.baselines import Baselines
 
 
 class Skip(Exception):
@@ -26,6 +29,7 @@ class AuditContext:
     task: str | None = None  # "classification" | "regression" | None when there is no target
     columns: Mapping[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
     # split -> ((column name, arrow dtype, kind), ...) in file order, target included
+    baselines: Baselines | None = None
 
     @property
     def splits(self) -> list[Profile]:
@@ -39,6 +43,17 @@ class AuditContext:
         self.require_target()
         if self.task != "classification":
             raise Skip(f"the task is {self.task}, not classification")
+
+    def require_baselines(self) -> Baselines:
+        self.require_target()
+        b = self.baselines
+        if b is None:
+            raise Skip("baselines were not run (baselines=False)")
+        if b.error is not None:
+            raise RuntimeError(f"the baselines crashed: {b.skipped}\n{b.error}")
+        if b.skipped:
+            raise Skip(f"no baselines: {b.skipped}")
+        return b
 
     def require_test(self) -> None:
         if self.test is None:

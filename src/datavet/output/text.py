@@ -22,6 +22,45 @@ def _dataset_line(split: str, d: dict) -> str:
     return f"{split}: {clean(str(d['source']))} ({d['rows']:,} rows, {cols} columns, {d['format']})"
 
 
+_COLUMNS = {
+    "classification": (
+        ("accuracy", "accuracy"),
+        ("balanced_accuracy", "balanced acc"),
+        ("log_loss", "log loss"),
+    ),
+    "regression": (("r2", "R^2"), ("mse", "MSE"), ("mae", "MAE")),
+}
+
+
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _baselines(b: dict | None) -> list[str]:
+    if not b:
+        return []
+    if b["skipped"]:
+        return ["", f"baselines: skipped ({clean(b['skipped'])})"]
+    sample = f", a sample of {b['train_rows']:,} of {b['sample_of']:,} rows" if b["sampled"] else ""
+    out = [
+        "",
+        f"baselines ({b['task']}; scored on {b['evaluated_on']}, {b['eval_rows']:,} rows{sample}):",
+    ]
+    cols = _COLUMNS[b["task"]]
+    out.append("  " + f"{'model':<10}" + "".join(f"{title:>14}" for _, title in cols))
+    for m in b["models"]:
+        out.append(
+            "  "
+            + f"{m['model']:<10}"
+            + "".join(f"{_number(m['metrics'].get(key)):>14}" for key, _ in cols)
+        )
+    if b.get("expectation"):
+        out.append("  " + b["expectation"])
+    for note in b["notes"]:
+        out.append(f"  note: {clean(note)}")
+    return out
+
+
 def render(report, *, colour: bool = False) -> str:
     data = report.to_dict()
     lines = [_dataset_line(s, d) for s, d in data["datasets"].items()]
@@ -45,6 +84,7 @@ def render(report, *, colour: bool = False) -> str:
             lines.append(_paint(head, _COLOURS[sev], colour) + clean(f["message"]))
             if f["hint"]:
                 lines.append(" " * len(head) + "fix: " + clean(f["hint"]))
+    lines.extend(_baselines(data.get("baselines")))
     crashed = [o for o in data["outcomes"] if o["status"] == "crashed"]
     for o in crashed:
         lines.append(

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from datavet.auditors.base import AuditContext, Auditor, Skip, fmt
+from datavet.findings import Severity
+
+
+class LabelShift(Auditor):
+    """The train and test label distributions differ.
+
+    **What it checks**
+    Classification: the total variation distance between the train and test class frequencies
+    (half the sum of absolute differences: the share of rows that would have to change class),
+    with a chi-square test of homogeneity. Regression: the standardised difference of the means
+    (Cohen's d) with Welch's t-test. The effect size comes first: it fires only when the effect
+    reaches ``min_tvd`` (0.1) or ``min_d`` (0.2) and the p-value is below ``alpha`` (0.001), so a
+    large test set with a negligible shift stays quiet.
+
+    **Why it matters**
+    A model's test score is only a promise about data like the test set. When the label mix
+    moves between train and test, calibrated probabilities are off, thresholds tuned on one do
+    not fit the other, and accuracy reflects the new class mix more than the model. It often
+    means the split was made by time or source rather than at random.
+
+    **How to fix**
+    If the split should be random, stratify it by label. If the shift is real (a later period),
+    keep it, but report per-class metrics and recalibrate on data like the test set.
+    """
+
+    code = "L004"
+    name = "label-shift"
+    severity = Severity.WARNING
+    summary = "train and test label distributions differ"
+    thresholds = {"alpha": 0.001, "min_tvd": 0.1, "min_d": 0.2}
+
+    def check(self, ctx: AuditContext):
+        ctx.require_target()
+        ctx.require_test()
+        train, test = ctx.train.label, ctx.test.label
+        if test is None or test.present == 0:
+            raise Skip("the test split has no labels")
+        if ctx.task == "classification":
+            yield from self._classes(train, test)
+        else:
+            yield from self._means(ctx, train, test)
+
+    def _classes(self, train, test):
+        from scipy.stats import chi2_contingency
+
+        if not (train.values.exact and test.values.exact):
+            raise Skip("more than 1,024 classes; class counts are not exact")
+        classes = sorted(set(train.values.keys()) | set(test.values.keys()), key=str)
+        a = np.array([train.values.counts.get(c, 0) for c in classes], float)
+        b = np.array([test.values.counts.get(c, 0) for c in classes], float)
+        pa_, pb = a / a.sum(), b / b.sum()
+        tvd = 0.5 * float(np.abs(pa_ - pb).sum())
+        table = np.stack([a, b])
+        table = table[:, table.sum(axis=0) > 0]
+        p = float(chi2_contingency(table, correction=False)[1]) if table.shape[1] > 1 else 1.0
+        if tvd < self.options["min_tvd"] or p >= self.options["alpha"]:
+            return
+        order = np.argsort(-np.abs(pa_ - pb))[:3]
+        moved = ", ".join(
+            f"{classes[i]!r} {100 * pa_[i]:.1f}% -> {100 * pb[i]:.1f}%" for i in order
+        )
+        yield self.finding(
+            f"Label distribution differs between train and test: total variation distance "
+            f"{tvd:.3f} (p = {p:.2g}); largest moves: {moved}.",
+            split="test",
+            columns=(test.name,),
+            n_affected=test.present,
+            metrics={"tvd": tvd, "p_value": p},
+            hint="stratify the split by label, or report per-class metrics and recalibrate",
+        )
+
+    def _means(self, ctx, train, test):
+        from scipy.stats import t as student_t
+
+        a, b = _moments(train), _moments(test)
+        if a is None or b is None:
+            raise Skip("target moments unavailable (non-finite or non-numeric target)")
+        (n1, m1, v1), (n2, m2, v2) = a, b
+        if n1 < 2 or n2 < 2:
+            raise Skip("too few labelled rows")
+        pooled = math.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2)) if n1 + n2 > 2 else 0
+        if pooled == 0:
+            return
+        d = (m2 - m1) / pooled
+        se = math.sqrt(v1 / n1 + v2 / n2)
+        t = (m2 - m1) / se if se > 0 else math.inf
+        df = (
+            (v1 / n1 + v2 / n2) ** 2
+            / ((v1 / n1) ** 2 / max(n1 - 1, 1) + (v2 / n2) ** 2 / max(n2 - 1, 1))
+            if se > 0
+            else 1.0
+        )
+        p = float(2 * student_t.sf(abs(t), df))
+        if abs(d) < self.options["min_d"] or p >= self.options["alpha"]:
+            return
+        yield self.finding(
+            f"Target {test.name!r} shifts between train and test: mean {fmt(m1)} -> {fmt(m2)} "
+            f"(Cohen's d = {d:.2f}, Welch p = {p:.2g}).",
+            split="test",
+            columns=(test.name,),
+            n_affected=test.present,
+            metrics={"cohens_d": d, "p_value": p, "train_mean": m1, "test_mean": m2},
+            hint="split at random if that was meant; else evaluate on data like the test set",
+        )
+
+
+def _moments(label) -> tuple[int, float, float] | None:
+    """(n, mean, variance with ddof=1) of a numeric target, from its position bins."""
+    bins = label.positions
+    if bins.mean is None:
+        return None
+    n = bins.n.astype(float)
+    total = n.sum()
+    if total == 0:
+        return None
+    mean = float((n * bins.mean).sum() / total)
+    m2 = float(bins.m2.sum() + (n * (bins.mean - mean) ** 2).sum())
+    return int(total), mean, m2 / (total - 1) if total > 1 else 0.0

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from datavet.auditors.base import AuditContext, Auditor, Skip
+from datavet.findings import Severity
+from datavet.scan.columns import column_kind
+
+
+def _auc(x: np.ndarray, positive: np.ndarray) -> float:
+    """ROC AUC of score ``x`` for the boolean ``positive`` (Mann-Whitney, ties averaged)."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(x)
+    n_pos = int(positive.sum())
+    n_neg = len(x) - n_pos
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _binned_accuracy(codes: np.ndarray, y_codes: np.ndarray) -> float:
+    """In-sample accuracy of predicting the majority label within each group of ``codes``."""
+    n_groups, n_cls = codes.max() + 1, y_codes.max() + 1
+    table = np.bincount(codes * n_cls + y_codes, minlength=n_groups * n_cls).reshape(
+        n_groups, n_cls
+    )
+    return float(table.max(axis=1).sum() / len(codes))
+
+
+class SingleFeatureLeakage(Auditor):
+    """One feature alone predicts the label near perfectly.
+
+    **What it checks**
+    Each feature on its own, on the train sample, against the label:
+
+    - binary classification, numeric feature: ROC AUC of the raw value (either direction);
+    - other classification: the accuracy of a one-feature model that predicts the most common
+      label within each of up to 32 quantile bins of the feature (or each of its values, for text
+      columns with few distinct values); every bin holds at least 20 rows on average, so an
+      ID-like feature cannot score by memorising;
+    - regression: |Spearman correlation| between the feature and the target.
+
+    It fires at ``min_score`` (0.99) or more, naming the feature. Rows where the feature is
+    missing are left out of that feature's score.
+
+    **Why it matters**
+    A single column that gives the label away is almost always leakage: the label itself under
+    another name, a quantity computed from it, a status recorded after the outcome, an ID whose
+    ranges follow the class. A model trained with it looks perfect and fails in use, where the
+    column does not exist or does not carry the answer.
+
+    **How to fix**
+    Find out how the column is produced and when it becomes known; drop it if it is not
+    available at prediction time, or if it is derived from the label.
+    """
+
+    code = "B003"
+    name = "single-feature-leakage"
+    severity = Severity.ERROR
+    summary = "one feature alone predicts the label near perfectly"
+    thresholds = {"min_score": 0.99, "min_rows": 30}
+
+    def check(self, ctx: AuditContext):
+        ctx.require_target()
+        table = ctx.train.sample.table
+        if table is None:
+            raise Skip("no rows sampled")
+        y_arr = table.column(ctx.target).combine_chunks()
+        if pa.types.is_dictionary(y_arr.type):
+            y_arr = y_arr.dictionary_decode()
+        y_missing = np.asarray(y_arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        if column_kind(y_arr.type) in ("numeric", "bool"):
+            y_num = pc.cast(y_arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            y_missing |= ~np.isfinite(y_num)
+        if int((~y_missing).sum()) < self.options["min_rows"]:
+            raise Skip(
+                f"{int((~y_missing).sum())} labelled rows in the sample; need "
+                f"{int(self.options['min_rows'])}"
+            )
+        encoded = pc.dictionary_encode(y_arr)
+        y_codes = encoded.indices.to_numpy(zero_copy_only=False)
+        y_codes = np.where(y_missing, 0, y_codes).astype(np.int64)
+        n_cls = len(encoded.dictionary)
+        regression = ctx.task == "regression"
+        names = [n for n in table.column_names if n != ctx.target]
+        for name in names:
+            arr = table.column(name).combine_chunks()
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            kind = column_kind(arr.type)
+            result = self._score(arr, kind, y_codes, y_missing, n_cls, regression, y_arr)
+            if result is None:
+                continue
+            score, how, rows = result
+            if score < self.options["min_score"]:
+                continue
+            yield self.finding(
+                f"Feature {name!r} alone predicts {ctx.target!r} near perfectly: {how} = "
+                f"{score:.4f} on {rows:,} train rows. Check whether it is derived from the label "
+                "or known only after it.",
+                split="train",
+                columns=(name,),
+                n_affected=rows,
+                metrics={"score": score, "rows": rows},
+                hint="drop the column if it is not available at prediction time or comes from "
+                "the label",
+            )
+
+    def _trivial(self, y_codes: np.ndarray) -> bool:
+        """The majority class alone already reaches the threshold: accuracy proves nothing."""
+        return np.bincount(y_codes).max() / len(y_codes) >= self.options["min_score"]
+
+    def _score(self, arr, kind, y_codes, y_missing, n_cls, regression, y_arr):
+        minimum = int(self.options["min_rows"])
+        if kind in ("numeric", "bool"):
+            x = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            ok = np.isfinite(x) & ~y_missing
+            if ok.sum() < minimum or np.ptp(x[ok]) == 0:
+                return None
+            if regression:
+                from scipy.stats import spearmanr
+
+                y = pc.cast(y_arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+                if np.ptp(y[ok]) == 0:
+                    return None
+                rho = float(spearmanr(x[ok], y[ok]).statistic)
+                return abs(rho), "|Spearman correlation|", int(ok.sum())
+            if n_cls == 2:
+                pos = y_codes[ok] == 1
+                if pos.all() or not pos.any():
+                    return None
+                auc = _auc(x[ok], pos)
+                return max(auc, 1 - auc), "ROC AUC", int(ok.sum())
+            n = int(ok.sum())
+            bins = max(2, min(32, n // 20))
+            edges = np.unique(np.quantile(x[ok], np.linspace(0, 1, bins + 1)[1:-1]))
+            codes = np.searchsorted(edges, x[ok], side="right")
+            _, codes = np.unique(codes, return_inverse=True)
+            if self._trivial(y_codes[ok]):
+                return None
+            return _binned_accuracy(codes, y_codes[ok]), "one-feature accuracy", n
+        if kind == "string" and not regression:
+            ok = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool) & ~y_missing
+            n = int(ok.sum())
+            if n < minimum:
+                return None
+            enc = pc.dictionary_encode(arr.filter(pa.array(ok)))
+            if len(enc.dictionary) < 2 or len(enc.dictionary) > n // 20:
+                return None
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            if self._trivial(y_codes[ok]):
+                return None
+            return _binned_accuracy(codes, y_codes[ok]), "one-feature accuracy", n
+        return None

@@ -1,0 +1,380 @@
+"""The baselines a network must beat: mean / majority / class prior, and a linear model.
+
+Fitted on the scan's bounded uniform sample of train (the report says so when it is a sample),
+scored on the test split when it has labels, else by 5-fold cross-validation on train. Every
+random choice has a fixed seed, so two runs give the same numbers.
+
+The source chapter's step 2: if the network cannot beat these, the problem is upstream of the
+network; if even the linear model is at chance, suspect the relation between inputs and labels.
+Step 3: the expected initial loss (ln C for C classes, the prior's entropy with a bias-initialised
+output layer, mean(y^2) for a zero-output regression).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from datavet.scan.columns import column_kind
+
+SEED = 0
+FOLDS = 5
+MAX_ONE_HOT = 20  # text columns with more distinct values are left out of the linear model
+
+
+@dataclass
+class Baselines:
+    """Results of the baselines for one audit; ``to_dict`` goes into the JSON as ``baselines``."""
+
+    task: str
+    evaluated_on: str = ""  # "test" or "5-fold cross-validation on train"
+    train_rows: int = 0  # rows fitted (after dropping missing labels)
+    eval_rows: int = 0
+    sampled: bool = False
+    sample_of: int = 0
+    models: list[dict] = field(default_factory=list)  # {"model", "metrics", "description"}
+    initial_loss: dict = field(default_factory=dict)
+    features: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str | None = None
+    error: str | None = None  # the traceback when fitting crashed
+    # Per-row losses of the reference predictor and the linear model, for B001's paired test.
+    reference_loss: np.ndarray | None = None
+    linear_loss: np.ndarray | None = None
+
+    def metric(self, model: str, name: str) -> float | None:
+        for m in self.models:
+            if m["model"] == model:
+                return m["metrics"].get(name)
+        return None
+
+    def to_dict(self) -> dict:
+        return {
+            "task": self.task,
+            "evaluated_on": self.evaluated_on,
+            "train_rows": self.train_rows,
+            "eval_rows": self.eval_rows,
+            "sampled": self.sampled,
+            "sample_of": self.sample_of,
+            "models": self.models,
+            "initial_loss": self.initial_loss,
+            "features": self.features,
+            "notes": self.notes,
+            "skipped": self.skipped,
+            "expectation": expectation(self),
+        }
+
+
+def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, list[str], list]:
+    """(frame, numeric columns, text columns) with inf turned into NaN (imputed later)."""
+    data, numeric, text = {}, [], []
+    for name in features:
+        arr = table.column(name)
+        kind = column_kind(arr.type)
+        if kind in ("numeric", "bool"):
+            x = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            data[name] = np.where(np.isfinite(x), x, np.nan)
+            numeric.append(name)
+        elif kind == "string":
+            data[name] = arr.to_pandas().astype(object)
+            text.append(name)
+    return pd.DataFrame(data), numeric, text
+
+
+def _pipeline(task: str, numeric: list[str], text: list[str]):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    parts = []
+    if numeric:
+        parts.append(
+            (
+                "num",
+                make_pipeline(
+                    SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True),
+                    StandardScaler(),
+                ),
+                numeric,
+            )
+        )
+    if text:
+        parts.append(
+            (
+                "text",
+                make_pipeline(
+                    SimpleImputer(strategy="constant", fill_value="<missing>"),
+                    OneHotEncoder(handle_unknown="ignore"),
+                ),
+                text,
+            )
+        )
+    model = LogisticRegression(max_iter=500) if task == "classification" else Ridge(alpha=1.0)
+    return make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
+
+
+def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """(labels as a NumPy array, mask of rows whose label is present)."""
+    arr = table.column(target)
+    kind = column_kind(arr.type)
+    present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if kind in ("numeric", "bool"):
+        y = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+        present &= ~np.isnan(y)
+        if kind == "bool" or (present.any() and np.all(y[present] == np.round(y[present]))):
+            y = np.where(present, y, 0).astype(np.int64)
+    else:
+        y = np.asarray(arr.to_pandas().astype(object))
+    return y, present
+
+
+def _py(value):
+    """A NumPy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _entropy(p: np.ndarray) -> float:
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+def _class_log_loss(proba: np.ndarray, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-row log loss; proba columns follow ``classes``. Unseen labels: NaN."""
+    index = {c: i for i, c in enumerate(classes.tolist())}
+    col = np.array([index.get(v, -1) for v in y.tolist()])
+    out = np.full(len(y), np.nan)
+    seen = col >= 0
+    p = np.clip(proba[np.flatnonzero(seen), col[seen]], 1e-15, 1.0)
+    out[seen] = -np.log(p)
+    return out
+
+
+def _classification(
+    x_tr, y_tr, x_ev, y_ev, numeric, text, cv
+) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    from sklearn.metrics import balanced_accuracy_score
+
+    classes, counts = np.unique(y_tr, return_counts=True)
+    if cv is None:
+        folds = [(np.arange(len(y_tr)), None)]
+    else:
+        folds = list(cv.split(np.zeros(len(y_tr)), y_tr))
+    n_eval = len(y_tr) if cv is not None else len(y_ev)
+    y_true = y_tr if cv is not None else y_ev
+    major_pred = np.empty(n_eval, dtype=y_tr.dtype)
+    prior_loss = np.full(n_eval, np.nan)
+    linear_pred = np.empty(n_eval, dtype=y_tr.dtype)
+    linear_loss = np.full(n_eval, np.nan)
+    for fit_idx, eval_idx in folds:
+        xf, yf = x_tr.iloc[fit_idx], y_tr[fit_idx]
+        xe = x_ev if eval_idx is None else x_tr.iloc[eval_idx]
+        ye = y_ev if eval_idx is None else y_tr[eval_idx]
+        at = slice(None) if eval_idx is None else eval_idx
+        cls, cnt = np.unique(yf, return_counts=True)
+        prior = cnt / cnt.sum()
+        major_pred[at] = cls[np.argmax(cnt)]
+        prior_loss[at] = _class_log_loss(np.tile(prior, (len(ye), 1)), cls, ye)
+        if len(cls) < 2:
+            linear_pred[at] = cls[0]
+            linear_loss[at] = prior_loss[at]
+            continue
+        model = _pipeline("classification", numeric, text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # convergence chatter; the metrics say how it did
+            model.fit(xf, yf)
+            linear_pred[at] = model.predict(xe)
+            linear_loss[at] = _class_log_loss(model.predict_proba(xe), model.classes_, ye)
+
+    def scores(pred, loss):
+        finite = np.isfinite(loss)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "y_pred contains classes not in y_true" and such
+            balanced = float(balanced_accuracy_score(y_true, pred))
+        return {
+            "accuracy": float(np.mean(pred == y_true)),
+            "balanced_accuracy": balanced,
+            "log_loss": float(np.mean(loss[finite])) if finite.any() else None,
+        }
+
+    major = scores(major_pred, np.full(n_eval, np.nan))
+    prior = scores(major_pred, prior_loss)
+    models = [
+        {
+            "model": "majority",
+            "description": f"always predicts {_py(classes[np.argmax(counts)])!r}",
+            "metrics": {**major, "log_loss": None},
+        },
+        {"model": "prior", "description": "predicts the train class frequencies", "metrics": prior},
+        {
+            "model": "linear",
+            "description": "impute (median) + standardise + logistic regression",
+            "metrics": scores(linear_pred, linear_loss),
+        },
+    ]
+    return models, prior_loss, linear_loss
+
+
+def _regression(
+    x_tr, y_tr, x_ev, y_ev, numeric, text, cv
+) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    folds = [(np.arange(len(y_tr)), None)] if cv is None else list(cv.split(np.zeros(len(y_tr))))
+    n_eval = len(y_tr) if cv is not None else len(y_ev)
+    y_true = (y_tr if cv is not None else y_ev).astype(float)
+    mean_pred = np.empty(n_eval)
+    linear_pred = np.empty(n_eval)
+    for fit_idx, eval_idx in folds:
+        xf, yf = x_tr.iloc[fit_idx], y_tr[fit_idx].astype(float)
+        xe = x_ev if eval_idx is None else x_tr.iloc[eval_idx]
+        at = slice(None) if eval_idx is None else eval_idx
+        mean_pred[at] = yf.mean()
+        model = _pipeline("regression", numeric, text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(xf, yf)
+            linear_pred[at] = model.predict(xe)
+
+    def scores(pred):
+        err = y_true - pred
+        ss_tot = float(np.sum((y_true - y_true.mean()) ** 2))
+        return {
+            "r2": 1.0 - float(np.sum(err**2)) / ss_tot if ss_tot > 0 else None,
+            "mse": float(np.mean(err**2)),
+            "mae": float(np.mean(np.abs(err))),
+        }
+
+    models = [
+        {
+            "model": "mean",
+            "description": "always predicts the train mean",
+            "metrics": scores(mean_pred),
+        },
+        {
+            "model": "linear",
+            "description": "impute (median) + standardise + ridge regression",
+            "metrics": scores(linear_pred),
+        },
+    ]
+    return models, (y_true - mean_pred) ** 2, (y_true - linear_pred) ** 2
+
+
+def run_baselines(
+    train: pa.Table,
+    test: pa.Table | None,
+    *,
+    target: str,
+    task: str,
+    features: list[str],
+    sample_of: int,
+) -> Baselines:
+    """Fit and score the baselines. Never raises for data problems: it returns ``skipped``."""
+    out = Baselines(task=task, sampled=sample_of > train.num_rows, sample_of=sample_of)
+    y_tr, keep = _labels(train, target)
+    if (~keep).any():
+        out.notes.append(f"{int((~keep).sum()):,} train rows without a label left out")
+    train = train.filter(pa.array(keep))
+    y_tr = y_tr[keep]
+    if len(y_tr) < 2:
+        out.skipped = f"{len(y_tr)} labelled train row(s); baselines need at least 2"
+        return out
+    x_tr, numeric, text = _feature_frame(train, features)
+    text = [c for c in text if x_tr[c].nunique(dropna=True) <= MAX_ONE_HOT]
+    dropped = [c for c in features if c not in numeric and c not in text]
+    if dropped:
+        out.notes.append(
+            "left out of the linear model (not numeric, or text with more than "
+            f"{MAX_ONE_HOT} values): " + ", ".join(dropped)
+        )
+    imputed = [c for c in numeric if x_tr[c].isna().any()]
+    if imputed:
+        out.notes.append(
+            "NaN/inf imputed with the train median (plus a missing indicator) in: "
+            + ", ".join(imputed)
+        )
+    out.features = numeric + text
+    if not out.features:
+        out.skipped = "no usable feature (numeric, or text with few values) for the linear model"
+        return out
+    x_tr = x_tr[out.features]
+    if task == "classification":
+        classes, counts = np.unique(y_tr, return_counts=True)
+        if len(classes) < 2:
+            out.skipped = f"train has one class ({_py(classes[0])!r}); nothing to predict"
+            return out
+        prior = counts / counts.sum()
+        out.initial_loss = {
+            "uniform_logits": math.log(len(classes)),
+            "prior_bias": _entropy(prior),
+            "classes": int(len(classes)),
+        }
+    else:
+        yf = y_tr.astype(float)
+        out.initial_loss = {"zero_output": float(np.mean(yf**2)), "mean_bias": float(np.var(yf))}
+
+    x_ev = y_ev = cv = None
+    if test is not None and target in test.column_names:
+        y_ev, keep_ev = _labels(test, target)
+        if keep_ev.sum() >= 1:
+            test = test.filter(pa.array(keep_ev))
+            y_ev = y_ev[keep_ev]
+            x_ev, _, _ = _feature_frame(test, [c for c in out.features if c in test.column_names])
+            for c in out.features:
+                if c not in x_ev:
+                    x_ev[c] = np.nan
+            x_ev = x_ev[out.features]
+            out.evaluated_on = "test"
+    if x_ev is None:
+        from sklearn.model_selection import KFold, StratifiedKFold
+
+        if task == "classification":
+            smallest = int(np.unique(y_tr, return_counts=True)[1].min())
+            if smallest >= FOLDS:
+                cv = StratifiedKFold(FOLDS, shuffle=True, random_state=SEED)
+            else:
+                cv = KFold(min(FOLDS, len(y_tr)), shuffle=True, random_state=SEED)
+                out.notes.append(f"plain (unstratified) folds: a class has only {smallest} row(s)")
+        else:
+            cv = KFold(min(FOLDS, len(y_tr)), shuffle=True, random_state=SEED)
+        out.evaluated_on = f"{cv.get_n_splits()}-fold cross-validation on train"
+    out.train_rows = len(y_tr)
+    out.eval_rows = len(y_tr) if x_ev is None else len(y_ev)
+    fit = _classification if task == "classification" else _regression
+    out.models, out.reference_loss, out.linear_loss = fit(
+        x_tr,
+        y_tr,
+        x_ev,
+        y_ev,
+        numeric=[c for c in numeric if c in out.features],
+        text=text,
+        cv=cv,
+    )
+    return out
+
+
+def expectation(b: Baselines) -> str | None:
+    """'A network should start near X and must get below Y (prior) and Z (linear)'."""
+    if b.skipped or not b.models:
+        return None
+    if b.task == "classification":
+        lin = b.metric("linear", "log_loss")
+        pri = b.metric("prior", "log_loss")
+        start = b.initial_loss["uniform_logits"]
+        if lin is None or pri is None:
+            return None
+        return (
+            f"A network should start near log loss {start:.3f} (ln {b.initial_loss['classes']}, "
+            f"uniform logits; {b.initial_loss['prior_bias']:.3f} with the output bias set to the "
+            f"class prior) and must get below {pri:.3f} (class prior) and {lin:.3f} (linear)."
+        )
+    lin, mean = b.metric("linear", "mse"), b.metric("mean", "mse")
+    return (
+        f"A network should start near MSE {b.initial_loss['zero_output']:.4g} (zero output; "
+        f"{b.initial_loss['mean_bias']:.4g} with the output bias at the mean) and must get below "
+        f"{mean:.4g} (mean) and {lin:.4g} (linear)."
+    )
