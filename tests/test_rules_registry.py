@@ -138,14 +138,15 @@ def test_select_all_by_default():
 
 
 def test_family_prefix_selects_the_family():
-    assert codes_of(select_rules("L")) == ["L001", "L002"]
-    assert codes_of(select_rules("l")) == ["L001", "L002"]
+    assert codes_of(select_rules("L")) == ["L001", "L002", "L003", "L004", "L005"]
+    assert codes_of(select_rules("l")) == ["L001", "L002", "L003", "L004", "L005"]
+    assert codes_of(select_rules("B00")) == ["B001", "B002", "B003"]
     assert codes_of(select_rules("V")) == [r.code for r in RULES if r.code.startswith("V")]
     assert codes_of(select_rules("S00")) == [r.code for r in RULES if r.code.startswith("S")]
 
 
 def test_ignore_removes_from_the_selection():
-    assert codes_of(select_rules("L", ignore="L002")) == ["L001"]
+    assert codes_of(select_rules("L", ignore="L002")) == ["L001", "L003", "L004", "L005"]
     assert codes_of(select_rules(ignore=["F", "S"])) == [
         r.code for r in RULES if r.code[0] not in "FS"
     ]
@@ -185,4 +186,4 @@ def test_every_selected_rule_gets_an_outcome():
     assert [o.code for o in report.outcomes] == [r.code for r in RULES]
     assert {o.status.value for o in report.outcomes} <= {"passed", "failed", "skipped"}
     report = datavet.audit(train, target="label", select="L")
-    assert [o.code for o in report.outcomes] == ["L001", "L002"]
+    assert [o.code for o in report.outcomes] == ["L001", "L002", "L003", "L004", "L005"]

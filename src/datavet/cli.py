@@ -95,6 +95,12 @@ def _parser() -> argparse.ArgumentParser:
         help="rules to run: codes, prefixes or names, comma-separated (default all)",
     )
     a.add_argument("--ignore", metavar="CODES", action="append", help="rules to leave out")
+    a.add_argument(
+        "--no-baselines",
+        dest="baselines",
+        action="store_false",
+        help="skip fitting the baselines (the B rules are then skipped)",
+    )
     a.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
 
     sub.add_parser("rules", help="list every rule")
@@ -133,6 +139,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         select=args.select,
         ignore=args.ignore,
         fail_on=args.fail_on,
+        baselines=args.baselines,
     )
     if args.format == "text":
         colour = args.output is None and _use_colour(sys.stdout)

@@ -48,7 +48,7 @@ class AuditContext:
         self.require_target()
         b = self.baselines
         if b is None:
-            raise Skip("baselines were not run (baselines=False)")
+            raise Skip("baselines not fitted (--no-baselines / baselines=False)")
         if b.error is not None:
             raise RuntimeError(f"the baselines crashed: {b.skipped}\n{b.error}")
         if b.skipped:
