@@ -111,7 +111,7 @@ def render(report, *, colour: bool = False) -> str:
         )
     else:
         verdict = _paint(f"passed at fail-on '{data['fail_on']}' (exit 0)", "32;1", colour)
-    lines.append(
-        f"{total} finding{'s' if total != 1 else ''} ({summary}) from {ran} rule{'s' if ran != 1 else ''}. {verdict}"
-    )
+    found = f"{total} finding{'s' if total != 1 else ''}"
+    rules = f"{ran} rule{'s' if ran != 1 else ''}"
+    lines.append(f"{found} ({summary}) from {rules}. {verdict}")
     return "\n".join(lines) + "\n"
