@@ -31,10 +31,11 @@ demo: $(VENV)/.installed
 	@$(BIN)/datavet audit sample_data/planted_train.parquet --test sample_data/planted_test.parquet \
 		--target label --output reports/sample_audit.txt; test $$? -eq 1
 	@$(BIN)/datavet audit sample_data/planted_train.parquet --test sample_data/planted_test.parquet \
-		--target label --format json --output reports/sample_audit.json; test $$? -eq 1
+		--target label --format json --output reports/sample_audit.json \
+		--html reports/sample_audit.html; test $$? -eq 1
 	@$(BIN)/datavet audit sample_data/clean_train.parquet --test sample_data/clean_test.parquet \
 		--target label --format json --output reports/clean_audit.json
-	@echo "== reports written:" && ls reports/*.txt reports/*.json
+	@echo "== reports written:" && ls reports/*.txt reports/*.json reports/*.html
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q

@@ -104,6 +104,7 @@ def _summary(profile: Profile) -> dict:
             "missing": lab.missing,
             "distinct": lab.values.n_distinct,
             "classes": [{"value": v, "count": n} for v, n in lab.values.most_common(50)],
+            "positions": lab.positions.summary(),
         }
     return out
 

@@ -10,29 +10,13 @@ import argparse
 import inspect
 import os
 import sys
-import tempfile
 import traceback
-from pathlib import Path
 
+from datavet._io import write_atomic
 from datavet.errors import DatavetError
 from datavet.output import FORMATS, render
 from datavet.output.text import clean
 from datavet.rules import RULES, lookup
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write to a temporary file beside ``path`` and rename it into place: readers never see a
-    half-written report, and a failure leaves any previous file intact."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _use_colour(stream) -> bool:
@@ -71,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--format", choices=sorted(FORMATS), default="text", help="output format (default text)"
     )
+    a.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
     a.add_argument(
         "--output",
         "-o",
@@ -146,6 +131,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         text = render(report, "text", colour=colour)
     else:
         text = render(report, args.format)
+    if args.html:
+        report.save_html(args.html)
+        print(f"datavet: wrote {args.html}", file=sys.stderr)
     if args.output:
         write_atomic(args.output, text)
         print(f"datavet: wrote {args.output}", file=sys.stderr)

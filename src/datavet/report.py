@@ -117,6 +117,18 @@ class Report:
     def to_json(self, *, indent: int | None = 2) -> str:
         return dumps(self.to_dict(), indent=indent)
 
+    def to_html(self) -> str:
+        """The self-contained HTML report (no external URL, no script)."""
+        from datavet.output.html import render
+
+        return render(self)
+
+    def save_html(self, path) -> None:
+        """Write :meth:`to_html` to ``path`` atomically (temporary file, then rename)."""
+        from datavet._io import write_atomic
+
+        write_atomic(path, self.to_html())
+
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
         return f"<Report exit_code={self.exit_code()} findings: {counts}>"

@@ -86,11 +86,13 @@ class PositionalLabelDrift(Auditor):
             seg_rate, rest_rate = head_rate, tail_rate
             examples = tuple(range(min(cut, 5)))
             affected = cut
+            lo, hi = 0, cut
         else:
             where = f"the last {n_rows - cut:,} rows ({pct(n_rows - cut, n_rows)})"
             seg_rate, rest_rate = tail_rate, head_rate
             examples = tuple(range(cut, min(n_rows, cut + 5)))
             affected = n_rows - cut
+            lo, hi = cut, n_rows
         approx = "" if width == 1 else f" (position bins of {width:,} rows)"
         return self.finding(
             f"Label {label.name!r} depends on row order in train: {where} are "
@@ -107,6 +109,8 @@ class PositionalLabelDrift(Auditor):
                 "segment_rate": seg_rate,
                 "rest_rate": rest_rate,
                 "boundary_row": cut,
+                "segment_start": lo,
+                "segment_end": hi,
             },
             hint="shuffle before splitting and batching; find why those rows differ "
             "(source, date, device, labelling batch)",
@@ -132,6 +136,7 @@ class PositionalLabelDrift(Auditor):
                 "cohens_h": block.effect,
                 "segment_rows": hi - lo,
                 "segment_start": lo,
+                "segment_end": hi,
                 "segment_rate": block.rate_in,
                 "rest_rate": block.rate_out,
             },
@@ -162,6 +167,8 @@ class PositionalLabelDrift(Auditor):
             metrics={
                 "p_value": chi.p_value,
                 "cramers_v": chi.cramers_v,
+                "segment_start": lo,
+                "segment_end": hi,
                 "segment_rate": chi.worst_rate,
                 "rest_rate": chi.rest_rate,
             },

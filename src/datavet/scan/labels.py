@@ -84,6 +84,27 @@ class PositionBins:
                 out.classes = {v: table[:, j].copy() for j, v in enumerate(values)}
         return out
 
+    def summary(self, max_points: int = 100, max_classes: int = 8) -> dict:
+        """The label along row position, coarsened to at most ``max_points`` points: per point its
+        first row, labelled rows, each common class's share, and the mean of a numeric label."""
+        width = self.width
+        while -(-len(self.n) * self.width // width) > max_points:
+            width *= 2
+        bins = self.coarsen(width)
+        n = bins.n
+        safe = np.where(n > 0, n, 1)
+        common = sorted(bins.classes, key=lambda k: -int(bins.classes[k].sum()))[:max_classes]
+        return {
+            "rows_per_point": width,
+            "start": (np.arange(len(n)) * width).tolist(),
+            "n": n.tolist(),
+            "classes": [
+                {"value": k, "rate": np.where(n > 0, bins.classes[k] / safe, 0.0).tolist()}
+                for k in common
+            ],
+            "mean": None if bins.mean is None else bins.mean.tolist(),
+        }
+
     def coarsen(self, width: int) -> PositionBins:
         if width == self.width:
             return self

@@ -1,0 +1,412 @@
+"""The HTML audit report: one self-contained page, readable offline.
+
+Compute, then render (as skrub's TableReport): :func:`view_model` turns ``Report.to_dict()``
+into a plain dict holding every decision (order, severity colours, number formats, capped
+lists, chart geometry); the jinja2 templates, with autoescaping always on, only lay it out.
+There is no JavaScript; the report's JSON is embedded for machines through ``tojson`` in a
+``<script type="application/json">`` block, which browsers never execute.
+"""
+
+from __future__ import annotations
+
+import math
+from importlib import resources
+
+import jinja2
+
+from datavet.output import svg
+
+SEVERITIES = ("error", "warning", "info")
+MAX_EXAMPLES_SHOWN = 5
+COLLAPSE_AFTER = 30  # column tables longer than this show flagged columns and fold the rest
+CHART_CLASSES = 4
+BAR_CLASSES = 12
+# Which cell of the column table a rule points at.
+CELL_OF_RULE = {
+    "V001": "nan",
+    "V002": "inf",
+    "F001": "std",
+    "F002": "distinct",
+    "F003": "std",
+    "V004": "dtype",
+    "S004": "dtype",
+    "B003": "name",
+}
+
+
+def num(value) -> str:
+    """A table number: thousands separators for counts, 4 significant digits otherwise."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if 1e-3 <= abs(value) < 1e6:
+        return f"{value:.4g}"
+    return f"{value:.3e}"
+
+
+def _examples(f: dict) -> str:
+    ex = f["examples"][:MAX_EXAMPLES_SHOWN]
+    if not ex:
+        return ""
+    more = (f["n_affected"] or len(ex)) - len(ex)
+    text = ", ".join(f"{i:,}" for i in ex)
+    return f"{text} (+{more:,} more)" if more > 0 else text
+
+
+def _verdict(d: dict) -> dict:
+    counts = d["counts"]
+    if d["exit_code"] == 2:
+        title, css = "Audit incomplete: a check crashed", "crashed"
+        detail = "Fix the crash (see the checks section) and audit again."
+    elif d["exit_code"] == 1:
+        failing = [
+            s
+            for s in SEVERITIES
+            if counts[s] and SEVERITIES.index(s) <= SEVERITIES.index(d["fail_on"])
+        ]
+        n = sum(counts[s] for s in failing)
+        title, css = "Not ready to train", "failed"
+        detail = (
+            f"{n} finding{'s' if n != 1 else ''} at or above '{d['fail_on']}': fix "
+            f"{'it' if n == 1 else 'them'} before training."
+        )
+    else:
+        title, css = "Ready to train", "passed"
+        detail = f"Nothing at or above '{d['fail_on']}'." + (
+            " Review the findings below." if sum(counts.values()) else ""
+        )
+    return {
+        "title": title,
+        "css": css,
+        "detail": detail,
+        "exit_code": d["exit_code"],
+        "fail_on": d["fail_on"],
+        "counts": [{"severity": s, "count": counts[s]} for s in SEVERITIES],
+    }
+
+
+def _findings(d: dict) -> tuple[list[dict], list[dict]]:
+    groups = []
+    for sev in SEVERITIES:
+        items = []
+        for f in d["findings"]:
+            if f["severity"] != sev:
+                continue
+            item = {
+                "code": f["code"],
+                "name": f["name"],
+                "severity": sev,
+                "message": f["message"],
+                "split": f["split"] or "both",
+                "columns": f["columns"],
+                "examples": _examples(f),
+                "hint": f["hint"],
+            }
+            items.append(item)
+        if items:
+            groups.append(
+                {
+                    "severity": sev,
+                    "title": f"{sev.capitalize()}s" if sev != "info" else "Info",
+                    "findings": items,
+                }
+            )
+    ordered = [i for g in groups for i in g["findings"]]
+    for n, item in enumerate(ordered):
+        item["anchor"] = f"finding-{n}"
+    first, seen = [], set()
+    for item in ordered:  # one line per rule: the first (most severe) finding of each
+        if item["hint"] and item["code"] not in seen:
+            seen.add(item["code"])
+            first.append(item)
+    first = first[:3]
+    return groups, first
+
+
+def _flags(d: dict) -> dict[tuple[str, str], dict[str, str]]:
+    """(split, column) -> {cell: severity} for the cells findings point at."""
+    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
+    flags: dict[tuple[str, str], dict[str, str]] = {}
+    for f in d["findings"]:
+        cell = CELL_OF_RULE.get(f["code"])
+        if cell is None:
+            continue
+        splits = [f["split"]] if f["split"] else list(d["datasets"])
+        for split in splits:
+            for col in f["columns"]:
+                cells = flags.setdefault((split, col), {})
+                for c in (cell, "name"):
+                    if rank.get(cells.get(c), -1) < rank[f["severity"]]:
+                        cells[c] = f["severity"]
+    return flags
+
+
+def _column_tables(d: dict) -> list[dict]:
+    flags = _flags(d)
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    tables = []
+    for split, ds in d["datasets"].items():
+        rows = []
+        for i, c in enumerate(ds["columns"]):
+            cells = flags.get((split, c["name"]), {})
+            rows.append(
+                {
+                    "name": c["name"],
+                    "dtype": c["dtype"],
+                    "count": num(c["count"]),
+                    "nan": num(c["nan"]),
+                    "inf": num(c["inf"]),
+                    "min": num(c["min"]),
+                    "max": num(c["max"]),
+                    "mean": num(c["mean"]),
+                    "std": num(c["std"]),
+                    "distinct": num(c.get("distinct"))
+                    if c.get("distinct") is not None
+                    else "> 1,024",
+                    "flags": cells,
+                    "flagged": bool(cells),
+                    "_key": (order[cells["name"]] if cells else 9, i),
+                }
+            )
+        rows.sort(key=lambda r: r["_key"])
+        for r in rows:
+            del r["_key"]
+        flagged = sum(r["flagged"] for r in rows)
+        if len(rows) > COLLAPSE_AFTER:
+            shown = max(flagged, min(20, len(rows)))
+            head, tail = rows[:shown], rows[shown:]
+        else:
+            head, tail = rows, []
+        tables.append(
+            {
+                "split": split,
+                "source": ds["source"],
+                "format": ds["format"],
+                "rows": num(ds["rows"]),
+                "n_columns": len(rows),
+                "flagged": flagged,
+                "head": head,
+                "tail": tail,
+            }
+        )
+    return tables
+
+
+_BASELINE_COLUMNS = {
+    "classification": (
+        ("accuracy", "Accuracy"),
+        ("balanced_accuracy", "Balanced accuracy"),
+        ("log_loss", "Log loss"),
+    ),
+    "regression": (("r2", "R²"), ("mse", "MSE"), ("mae", "MAE")),
+}
+
+
+def _baselines(b: dict | None) -> dict | None:
+    if not b:
+        return None
+    if b["skipped"]:
+        return {"skipped": b["skipped"]}
+    cols = _BASELINE_COLUMNS[b["task"]]
+    return {
+        "skipped": None,
+        "task": b["task"],
+        "evaluated_on": b["evaluated_on"],
+        "rows": num(b["eval_rows"]),
+        "sample": (
+            f"fitted on a uniform sample of {b['train_rows']:,} of {b['sample_of']:,} train rows"
+            if b["sampled"]
+            else f"fitted on {b['train_rows']:,} train rows"
+        ),
+        "headers": [title for _, title in cols],
+        "rows_table": [
+            {
+                "model": m["model"],
+                "description": m["description"],
+                "cells": [num(m["metrics"].get(k)) for k, _ in cols],
+            }
+            for m in b["models"]
+        ],
+        "expectation": b.get("expectation"),
+        "notes": b["notes"],
+    }
+
+
+def _class_chart(d: dict) -> dict | None:
+    if d.get("task") != "classification":
+        return None
+    splits = [(s, ds["label"]) for s, ds in d["datasets"].items() if ds.get("label")]
+    if not splits:
+        return None
+    train_classes = splits[0][1]["classes"]
+    values = [c["value"] for c in train_classes[:BAR_CLASSES]]
+    seen = {repr(v) for v in values}
+    for _, lab in splits[1:]:
+        for c in lab["classes"]:
+            if repr(c["value"]) not in seen and len(values) < BAR_CLASSES + 4:
+                values.append(c["value"])
+                seen.add(repr(c["value"]))
+    groups = []
+    for split, lab in splits:
+        counts = {repr(c["value"]): c["count"] for c in lab["classes"]}
+        total = sum(counts.values()) or 1
+        groups.append((split, [counts.get(repr(v), 0) / total for v in values]))
+    more = len(train_classes) - BAR_CLASSES
+    chart = svg.bar_rows([str(v) for v in values], groups)
+    chart["more"] = f"{more} more classes not shown" if more > 0 else None
+    return chart
+
+
+MIN_ROWS_PER_POINT = 25  # fewer rows per point make a shuffled file look jumpy
+
+
+def _regroup(pos: dict, total_rows: int) -> dict:
+    """Merge neighbouring points (weighted by labelled rows) so each stands for enough rows."""
+    points = len(pos["start"])
+    want = max(2, min(points, total_rows // MIN_ROWS_PER_POINT))
+    k = -(-points // want)
+    if k <= 1:
+        return pos
+    n = pos["n"]
+    groups = [range(i, min(i + k, points)) for i in range(0, points, k)]
+    sizes = [sum(n[j] for j in g) for g in groups]
+
+    def avg(values):
+        return [
+            sum(values[j] * n[j] for j in g) / size if size else None
+            for g, size in zip(groups, sizes)
+        ]
+
+    return {
+        "rows_per_point": pos["rows_per_point"] * k,
+        "start": [pos["start"][g[0]] for g in groups],
+        "n": sizes,
+        "classes": [{"value": c["value"], "rate": avg(c["rate"])} for c in pos["classes"]],
+        "mean": None if pos["mean"] is None else avg(pos["mean"]),
+    }
+
+
+def _drift_charts(d: dict) -> list[dict]:
+    shades = {}
+    for f in d["findings"]:
+        if f["code"] == "L002" and f["metrics"].get("segment_end") is not None:
+            shades[f["split"]] = (f["metrics"]["segment_start"], f["metrics"]["segment_end"])
+    charts = []
+    shown = None
+    for split, ds in d["datasets"].items():
+        lab = ds.get("label")
+        pos = lab.get("positions") if lab else None
+        if not pos or len(pos["start"]) < 2:
+            continue
+        pos = _regroup(pos, ds["rows"])
+        x = [s + pos["rows_per_point"] / 2 for s in pos["start"]]
+        if d.get("task") == "classification" and len(pos["classes"]) >= 2:
+            if shown is None:  # the same classes in every split, chosen on train
+                classes = pos["classes"]
+                # Two classes: the lines would mirror each other; show the rarer one.
+                shown = (
+                    [classes[1]["value"]]
+                    if len(classes) == 2
+                    else [c["value"] for c in classes[:CHART_CLASSES]]
+                )
+            by_value = {repr(c["value"]): c for c in pos["classes"]}
+            pick = [by_value[repr(v)] for v in shown if repr(v) in by_value]
+            series = [(f"{lab['name']} = {c['value']}", c["rate"]) for c in pick]
+            y_range, y_label = (0.0, 1.0), "share of rows"
+        elif pos["mean"] is not None:
+            series = [(f"mean {lab['name']}", pos["mean"])]
+            y_range, y_label = None, f"mean {lab['name']}"
+        else:
+            continue
+        chart = svg.line_chart(
+            x,
+            series,
+            y_range=y_range,
+            shade=shades.get(split),
+            width=520,
+            x_label="row position",
+            y_label=y_label,
+        )
+        chart["split"] = split
+        chart["rows_per_point"] = num(pos["rows_per_point"])
+        chart["flagged"] = split in shades
+        charts.append(chart)
+    return charts
+
+
+def view_model(data: dict) -> dict:
+    """Every decision the page needs, as plain data."""
+    groups, first = _findings(data)
+    outcomes = data["outcomes"]
+    return {
+        "title": "datavet audit: "
+        + " / ".join(str(ds["source"]) for ds in data["datasets"].values()),
+        "version": data["version"],
+        "duration": f"{data['duration_s']:.2f} s" if data.get("duration_s") is not None else None,
+        "verdict": _verdict(data),
+        "datasets": [
+            {
+                "split": s,
+                "source": ds["source"],
+                "format": ds["format"],
+                "rows": num(ds["rows"]),
+                "columns": len(ds["columns"]) + (1 if ds.get("label") else 0),
+            }
+            for s, ds in data["datasets"].items()
+        ],
+        "target": data["target"],
+        "task": data["task"],
+        "task_reason": data["task_reason"],
+        "notes": data["notes"],
+        "fix_first": first,
+        "groups": groups,
+        "n_findings": sum(len(g["findings"]) for g in groups),
+        "tables": _column_tables(data),
+        "baselines": _baselines(data.get("baselines")),
+        "class_chart": _class_chart(data),
+        "drift_charts": _drift_charts(data),
+        "checks": {
+            "ran": sum(o["status"] in ("passed", "failed") for o in outcomes),
+            "passed": [o["code"] for o in outcomes if o["status"] == "passed"],
+            "skipped": [
+                {"code": o["code"], "name": o["name"], "reason": o["reason"]}
+                for o in outcomes
+                if o["status"] == "skipped"
+            ],
+            "crashed": [
+                {
+                    "code": o["code"],
+                    "name": o["name"],
+                    "reason": o["reason"],
+                    "traceback": o["traceback"],
+                }
+                for o in outcomes
+                if o["status"] == "crashed"
+            ],
+        },
+    }
+
+
+def _environment() -> jinja2.Environment:
+    templates = resources.files("datavet.output").joinpath("templates")
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: templates.joinpath(name).read_text("utf-8")),
+        autoescape=True,  # always: never select_autoescape, which matches on file extensions
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env
+
+
+def render(report, **_options) -> str:
+    data = report.to_dict()
+    page = _environment().get_template("report.html.j2")
+    return page.render(vm=view_model(data), data=data)
