@@ -107,6 +107,11 @@ def pct(part: float, whole: float) -> str:
     return f"{value:.1f}%" if value >= 1 or value == 0 else f"{value:.2g}%"
 
 
+def plural(n: int, word: str) -> str:
+    """'1 row', '3 rows', '1,204 groups'."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def rows_text(examples: Iterable[int], total: int | None) -> str:
     """'rows 3, 17, 40' plus '+N more' when the examples are capped."""
     ex = list(examples)
@@ -119,8 +124,10 @@ def rows_text(examples: Iterable[int], total: int | None) -> str:
     return text
 
 
-def fmt(value: float) -> str:
+def fmt(value: float | None) -> str:
     """A number for a message: 3 significant digits, no scientific notation for ordinary sizes."""
+    if value is None:
+        return "n/a"
     if value != value:  # NaN
         return "NaN"
     if value in (float("inf"), float("-inf")):

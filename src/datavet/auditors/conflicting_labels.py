@@ -3,9 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.auditors.base import AuditContext, Auditor, pct, plural, rows_text
 from datavet.auditors.train_test_overlap import match_rows
 from datavet.findings import Severity
+from datavet.scan.hashing import MISSING_HASH
 
 
 class ConflictingLabels(Auditor):
@@ -15,6 +16,7 @@ class ConflictingLabels(Auditor):
     Within each split: groups of rows whose features are identical (the 128-bit row hashes of
     S001/S002) and whose labels are not all the same; the count is of rows in such groups.
     Across splits: test rows identical to a train row in features but with another label.
+    Rows whose label is missing are left out (V003 reports them).
 
     **Why it matters**
     No model can fit both labels of one input: they cap the best reachable accuracy and show up
@@ -38,6 +40,8 @@ class ConflictingLabels(Auditor):
             if profile.label is None:
                 continue
             pos, rows, labels = profile.hashes.arrays()
+            labelled = labels != MISSING_HASH
+            pos, rows, labels = pos[labelled], rows[labelled], labels[labelled]
             cand = np.flatnonzero(pd.Series(rows[:, 0]).duplicated(keep=False).to_numpy())
             if not len(cand):
                 continue
@@ -52,7 +56,7 @@ class ConflictingLabels(Auditor):
             examples = tuple(np.sort(bad["row"].to_numpy())[:5].tolist())
             yield self.finding(
                 f"{len(bad):,} rows of {profile.split} ({pct(len(bad), profile.rows)}) share "
-                f"their features with a row of another label ({groups:,} groups): "
+                f"their features with a row of another label ({plural(groups, 'group')}): "
                 f"{rows_text(examples, len(bad))}.",
                 split=profile.split,
                 columns=(profile.label.name,),
@@ -63,8 +67,8 @@ class ConflictingLabels(Auditor):
             )
         if ctx.test is None or ctx.test.label is None:
             return
-        train_pos, train_rows, train_labels = ctx.train.hashes.arrays(shared=True)
-        test_pos, test_rows, test_labels = ctx.test.hashes.arrays(shared=True)
+        train_pos, train_rows, train_labels = _labelled(ctx.train.hashes.arrays(shared=True))
+        test_pos, test_rows, test_labels = _labelled(ctx.test.hashes.arrays(shared=True))
         at = match_rows(test_rows, train_rows)
         hit = np.flatnonzero(at >= 0)
         if not len(hit):
@@ -94,3 +98,9 @@ class ConflictingLabels(Auditor):
             metrics={"rows": int(len(conflict))},
             hint="de-duplicate before splitting; review the labels of these rows",
         )
+
+
+def _labelled(arrays: tuple[np.ndarray, np.ndarray, np.ndarray]):
+    pos, rows, labels = arrays
+    keep = labels != MISSING_HASH
+    return pos[keep], rows[keep], labels[keep]

@@ -86,9 +86,10 @@ class LabelShift(Auditor):
         if n1 < 2 or n2 < 2:
             raise Skip("too few labelled rows")
         pooled = math.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2)) if n1 + n2 > 2 else 0
-        if pooled == 0:
+        if m1 == m2:
             return
-        d = (m2 - m1) / pooled
+        # Both targets constant at different values: the largest shift there is.
+        d = (m2 - m1) / pooled if pooled > 0 else math.copysign(math.inf, m2 - m1)
         se = math.sqrt(v1 / n1 + v2 / n2)
         t = (m2 - m1) / se if se > 0 else math.inf
         df = (

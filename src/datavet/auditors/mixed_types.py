@@ -34,6 +34,8 @@ class MixedTypes(Auditor):
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:
             cols = list(profile.columns.values())
+            if profile.label is not None:
+                cols.append(profile.label)
             for col in cols:
                 if col.kind != "string" or col.present == 0:
                     continue

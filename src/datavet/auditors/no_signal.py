@@ -58,6 +58,11 @@ class NoSignal(Auditor):
         b = ctx.require_baselines()
         if b.reference_loss is None or b.linear_loss is None:
             raise Skip("no per-row losses")
+        comparable = np.isfinite(b.reference_loss) & np.isfinite(b.linear_loss)
+        if not comparable.any():
+            raise Skip(
+                "no evaluation row has a loss for both models (test labels unseen in train?)"
+            )
         p, better, worse = sign_test(b.reference_loss, b.linear_loss)
         if p < self.options["alpha"]:
             return

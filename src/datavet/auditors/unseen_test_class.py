@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, Skip, pct
+from datavet.auditors.base import AuditContext, Auditor, Skip, pct, plural
 from datavet.findings import Severity
 
 
@@ -41,7 +41,7 @@ class UnseenTestClass(Auditor):
         if not unseen:
             return
         rows = sum(n for _, n in unseen)
-        listed = ", ".join(f"{v!r} ({n:,} rows)" for v, n in unseen[:10])
+        listed = ", ".join(f"{v!r} ({plural(n, 'row')})" for v, n in unseen[:10])
         more = f" and {len(unseen) - 10} more" if len(unseen) > 10 else ""
         yield self.finding(
             f"{len(unseen)} test class(es) never appear in train: {listed}{more}; "

@@ -180,7 +180,7 @@ def _numeric_text(arr: pa.Array, offset: int) -> tuple[int, tuple[tuple[int, str
     is_number = pc.match_substring_regex(arr, NUMBER_PATTERN, ignore_case=True)
     n_number = int(pc.sum(is_number).as_py() or 0)
     present = len(arr) - arr.null_count
-    if n_number == 0 or n_number == present:
+    if n_number == present:
         return n_number, ()
     other = np.flatnonzero(~np.asarray(is_number.fill_null(True).to_numpy(zero_copy_only=False)))
     picked = arr.take(pa.array(other[:256])).to_pylist()

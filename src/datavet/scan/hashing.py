@@ -24,6 +24,7 @@ _SEEDS = (_U(0x243F6A8885A308D3), _U(0x13198A2E03707344))
 _KEYS = ("datavet-lane-0..", "datavet-lane-1..")  # pandas hash_array keys: 16 bytes
 _MISSING = (_U(0x9E3779B97F4A7C15), _U(0xC2B2AE3D27D4EB4F))
 _MULT = _U(0x100000001B3)
+MISSING_HASH = _MISSING[0]  # what a missing value hashes to in lane 0 (and so a missing label)
 
 
 def _splitmix(z: np.ndarray) -> np.ndarray:

@@ -8,7 +8,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from datavet.scan.columns import as_float, column_kind, dense, first_positions, merge_examples
+from datavet.scan.columns import (
+    _first_distinct,
+    _numeric_text,
+    as_float,
+    column_kind,
+    dense,
+    first_positions,
+    merge_examples,
+)
 from datavet.scan.counters import ValueCounter
 from datavet.scan.moments import merge_arrays
 
@@ -160,6 +168,8 @@ class LabelStats:
     values: ValueCounter = field(default_factory=ValueCounter)
     integral: bool = True  # every present numeric label is a whole number
     positions: PositionBins = field(default_factory=PositionBins)
+    numeric_text: int = 0  # text labels that read as numbers (for V004)
+    text_values: tuple[tuple[int, str], ...] = ()
 
     @classmethod
     def of(cls, name: str, arr: pa.Array, offset: int) -> LabelStats:
@@ -175,6 +185,8 @@ class LabelStats:
             stats.integral = bool(np.all(np.isfinite(present) & (present == np.round(present))))
         else:
             stats.integral = False
+            if kind == "string":
+                stats.numeric_text, stats.text_values = _numeric_text(arr, offset)
         arr = arr.filter(pa.array(~missing))  # NaN labels are missing, not a class
         stats.missing = int(missing.sum())
         stats.missing_rows = first_positions(missing, offset)
@@ -198,6 +210,8 @@ class LabelStats:
             values=self.values.merge(other.values),
             integral=self.integral and other.integral,
             positions=self.positions.merge(other.positions),
+            numeric_text=self.numeric_text + other.numeric_text,
+            text_values=_first_distinct(self.text_values + other.text_values),
         )
 
     @property
