@@ -61,10 +61,17 @@ def test_dictionary_encoded_strings_are_classes():
 
 @pytest.mark.parametrize("requested", ["classification", "regression"])
 def test_explicit_task_overrides(requested):
-    for values in (["a", "b"], [0.5, 1.5], [0, 1, 1]):
+    for values in ([0.5, 1.5], [0, 1, 1]) + (
+        (["a", "b"],) if requested == "classification" else ()
+    ):
         task, reason = detect_task(stats(values), requested)
         assert task == requested
         assert reason == f"--task {requested}"
+
+
+def test_regression_on_text_labels_is_a_usage_error():
+    with pytest.raises(datavet.UsageError, match="needs a numeric target"):
+        detect_task(stats(["a", "b"]), "regression")
 
 
 def test_unknown_task_is_a_usage_error():

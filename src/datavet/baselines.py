@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from datavet.scan.columns import column_kind
+from datavet.scan.columns import as_float, column_kind
 
 SEED = 0
 FOLDS = 5
@@ -122,11 +122,13 @@ def _pipeline(task: str, numeric: list[str], text: list[str]):
 
 def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
     """(labels as a NumPy array, mask of rows whose label is present)."""
-    arr = table.column(target)
+    arr = table.column(target).combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
     kind = column_kind(arr.type)
     present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    if kind in ("numeric", "bool"):
-        y = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+    if kind in ("numeric", "bool", "temporal"):
+        y = as_float(arr)
         present &= ~np.isnan(y)
         if kind == "bool" or (present.any() and np.all(y[present] == np.round(y[present]))):
             y = np.where(present, y, 0).astype(np.int64)
@@ -292,11 +294,6 @@ def run_baselines(
             f"{MAX_ONE_HOT} values): " + ", ".join(dropped)
         )
     imputed = [c for c in numeric if x_tr[c].isna().any()]
-    if imputed:
-        out.notes.append(
-            "NaN/inf imputed with the train median (plus a missing indicator) in: "
-            + ", ".join(imputed)
-        )
     out.features = numeric + text
     if not out.features:
         out.skipped = "no usable feature (numeric, or text with few values) for the linear model"
@@ -329,6 +326,12 @@ def run_baselines(
                     x_ev[c] = np.nan
             x_ev = x_ev[out.features]
             out.evaluated_on = "test"
+            imputed += [c for c in numeric if c not in imputed and x_ev[c].isna().any()]
+    if imputed:
+        out.notes.append(
+            "NaN/inf imputed with the train median (plus a missing indicator) in: "
+            + ", ".join(imputed)
+        )
     if x_ev is None:
         from sklearn.model_selection import KFold, StratifiedKFold
 

@@ -15,7 +15,14 @@ def detect_task(label: LabelStats, requested: str = "auto") -> tuple[str, str]:
     if requested not in TASKS:
         raise UsageError(f"unknown task {requested!r} (choose from {', '.join(TASKS)})")
     n = label.values.n_distinct
-    distinct = f"{n:,} distinct values" if n is not None else "more than 1,024 distinct values"
+    if n is None:
+        distinct = "more than 1,024 distinct values"
+    else:
+        distinct = f"{n:,} distinct value{'' if n == 1 else 's'}"
+    if requested == "regression" and label.kind not in ("numeric", "bool", "temporal"):
+        raise UsageError(
+            f"--task regression needs a numeric target; {label.name!r} holds {label.kind} values"
+        )
     if requested != "auto":
         return requested, f"--task {requested}"
     if label.kind in ("string", "bool", "other"):

@@ -25,8 +25,10 @@ FLAGS = [
 def chromium() -> str:
     path = os.environ.get("DATAVET_CHROMIUM") or shutil.which("chromium")
     if path is None:
-        pytest.fail("Chromium is needed for the HTML report tests: apt-get install chromium "
-                    "(.ci/run installs it)")
+        pytest.fail(
+            "Chromium is needed for the HTML report tests: apt-get install chromium "
+            "(.ci/run installs it)"
+        )
     return path
 
 

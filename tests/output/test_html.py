@@ -112,7 +112,9 @@ def test_drift_chart_shades_the_block_and_shows_the_same_class_in_both_splits(pl
     # The shaded band covers rows 0-40 of 400: it starts at the left edge, about a tenth wide.
     assert train["shade"]["x"] == pytest.approx(plot["x"], abs=15)
     assert 0.05 * plot["w"] < train["shade"]["w"] < 0.16 * plot["w"]
-    assert [line["name"] for line in train["lines"]] == [line["name"] for line in charts["test"]["lines"]]
+    assert [line["name"] for line in train["lines"]] == [
+        line["name"] for line in charts["test"]["lines"]
+    ]
     assert charts["test"]["shade"] is None
 
 
@@ -138,8 +140,9 @@ def test_num_formatting():
 
 
 def test_line_chart_points_stay_inside_the_plot():
-    chart = svg.line_chart([0, 50, 100], [("a", [0.0, 1.0, 0.5]), ("b", [None, 0.2, float("nan")])],
-                           y_range=(0.0, 1.0))
+    chart = svg.line_chart(
+        [0, 50, 100], [("a", [0.0, 1.0, 0.5]), ("b", [None, 0.2, float("nan")])], y_range=(0.0, 1.0)
+    )
     p = chart["plot"]
     for line in chart["lines"]:
         for pair in line["points"].split():
@@ -236,4 +239,6 @@ def test_a_thousand_column_report_stays_under_five_megabytes():
     text = report.to_html()
     assert len(text.encode()) < 5_000_000
     vm = html.view_model(report.to_dict())
-    assert [r["name"] for r in vm["tables"][0]["head"][:20]] == [f"f{i}" for i in range(0, 1000, 50)]
+    assert [r["name"] for r in vm["tables"][0]["head"][:20]] == [
+        f"f{i}" for i in range(0, 1000, 50)
+    ]

@@ -78,7 +78,7 @@ class NoSignal(Auditor):
             ref, metric = "mean", "mse"
             scores = (
                 f"MSE {fmt(b.metric('linear', 'mse'))} vs {fmt(b.metric('mean', 'mse'))} for the "
-                f"mean; R^2 {fmt(b.metric('linear', 'r2') or 0.0)}"
+                f"mean; R^2 {fmt(b.metric('linear', 'r2'))}"
             )
         yield self.finding(
             f"The linear baseline is no better than the {ref} ({b.evaluated_on}): {scores}; it "

@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 
 from datavet.auditors.base import AuditContext, Auditor, Skip
 from datavet.findings import Severity
-from datavet.scan.columns import column_kind
+from datavet.scan.columns import as_float, column_kind
 
 
 def _auc(x: np.ndarray, positive: np.ndarray) -> float:
@@ -70,9 +70,8 @@ class SingleFeatureLeakage(Auditor):
         if pa.types.is_dictionary(y_arr.type):
             y_arr = y_arr.dictionary_decode()
         y_missing = np.asarray(y_arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        if column_kind(y_arr.type) in ("numeric", "bool"):
-            y_num = pc.cast(y_arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
-            y_missing |= ~np.isfinite(y_num)
+        if column_kind(y_arr.type) in ("numeric", "bool", "temporal"):
+            y_missing |= ~np.isfinite(as_float(y_arr))
         if int((~y_missing).sum()) < self.options["min_rows"]:
             raise Skip(
                 f"{int((~y_missing).sum())} labelled rows in the sample; need "
@@ -121,7 +120,7 @@ class SingleFeatureLeakage(Auditor):
             if regression:
                 from scipy.stats import spearmanr
 
-                y = pc.cast(y_arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+                y = as_float(y_arr)
                 if np.ptp(y[ok]) == 0:
                     return None
                 rho = float(spearmanr(x[ok], y[ok]).statistic)

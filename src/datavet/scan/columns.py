@@ -45,7 +45,12 @@ def dense(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def as_float(arr: pa.Array) -> np.ndarray:
-    """Numbers or booleans as float64, missing as NaN, -0.0 as 0.0."""
+    """Numbers or booleans as float64, missing as NaN, -0.0 as 0.0 (dates and times as their
+    integer value in their own unit, for a date/time target)."""
+    if pa.types.is_temporal(arr.type):
+        if pa.types.is_date32(arr.type) or pa.types.is_date64(arr.type):
+            arr = pc.cast(arr, pa.timestamp("s"))
+        arr = pc.cast(arr, pa.int64(), safe=False)
     if not pa.types.is_float64(arr.type):
         arr = pc.cast(arr, pa.float64(), safe=False)
     out = arr.to_numpy(zero_copy_only=False)
