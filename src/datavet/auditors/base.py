@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from datavet.errors import UsageError
 from datavet.findings import Finding, Severity
 from datavet.scan import Profile
+from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
 
 if TYPE_CHECKING:
     from datavet.baselines import Baselines
@@ -30,6 +32,17 @@ class AuditContext:
     columns: Mapping[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
     # split -> ((column name, arrow dtype, kind), ...) in file order, target included
     baselines: Baselines | None = None
+    precomputed_rows: RowChecks | None = None  # the Dask engine computes these where data lives
+
+    @cached_property
+    def rows(self) -> RowChecks:
+        """Overlap, duplicate and conflict results from the row hashes (S001-S003)."""
+        if self.precomputed_rows is not None:
+            return self.precomputed_rows
+        test = SplitRows.of(self.test.hashes) if self.test is not None else None
+        return row_checks(
+            SplitRows.of(self.train.hashes), test, with_labels=self.train.label is not None
+        )
 
     @property
     def splits(self) -> list[Profile]:

@@ -1,12 +1,7 @@
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from datavet.auditors.base import AuditContext, Auditor, pct, plural, rows_text
-from datavet.auditors.train_test_overlap import match_rows
 from datavet.findings import Severity
-from datavet.scan.hashing import MISSING_HASH
 
 
 class ConflictingLabels(Auditor):
@@ -37,70 +32,34 @@ class ConflictingLabels(Auditor):
     def check(self, ctx: AuditContext):
         ctx.require_target()
         for profile in ctx.splits:
-            if profile.label is None:
+            found = ctx.rows.conflicts.get(profile.split)
+            if profile.label is None or found is None or not found.n:
                 continue
-            pos, rows, labels = profile.hashes.arrays()
-            labelled = labels != MISSING_HASH
-            pos, rows, labels = pos[labelled], rows[labelled], labels[labelled]
-            cand = np.flatnonzero(pd.Series(rows[:, 0]).duplicated(keep=False).to_numpy())
-            if not len(cand):
-                continue
-            frame = pd.DataFrame(
-                {"h0": rows[cand, 0], "h1": rows[cand, 1], "y": labels[cand], "row": pos[cand]}
-            )
-            n_labels = frame.groupby(["h0", "h1"])["y"].transform("nunique")
-            bad = frame[n_labels.to_numpy() > 1]
-            if bad.empty:
-                continue
-            groups = bad.groupby(["h0", "h1"]).ngroups
-            examples = tuple(np.sort(bad["row"].to_numpy())[:5].tolist())
             yield self.finding(
-                f"{len(bad):,} rows of {profile.split} ({pct(len(bad), profile.rows)}) share "
-                f"their features with a row of another label ({plural(groups, 'group')}): "
-                f"{rows_text(examples, len(bad))}.",
+                f"{found.n:,} rows of {profile.split} ({pct(found.n, profile.rows)}) share "
+                f"their features with a row of another label ({plural(found.groups, 'group')}): "
+                f"{rows_text(found.examples, found.n)}.",
                 split=profile.split,
                 columns=(profile.label.name,),
-                n_affected=len(bad),
-                examples=examples,
-                metrics={"rows": len(bad), "groups": groups},
+                n_affected=found.n,
+                examples=found.examples,
+                metrics={"rows": found.n, "groups": found.groups},
                 hint="review and relabel or drop the groups; add the feature that separates them",
             )
         if ctx.test is None or ctx.test.label is None:
             return
-        train_pos, train_rows, train_labels = _labelled(ctx.train.hashes.arrays(shared=True))
-        test_pos, test_rows, test_labels = _labelled(ctx.test.hashes.arrays(shared=True))
-        at = match_rows(test_rows, train_rows)
-        hit = np.flatnonzero(at >= 0)
-        if not len(hit):
+        found = ctx.rows.cross_conflicts
+        if not found.n:
             return
-        # A test row conflicts when no train copy of it carries its label.
-        frame = pd.DataFrame({"h0": train_rows[:, 0], "h1": train_rows[:, 1], "y": train_labels})
-        same = frame.merge(
-            pd.DataFrame(
-                {"h0": test_rows[hit, 0], "h1": test_rows[hit, 1], "y": test_labels[hit], "i": hit}
-            ),
-            on=["h0", "h1", "y"],
-            how="inner",
-        )["i"].unique()
-        conflict = np.setdiff1d(hit, same)
-        if not len(conflict):
-            return
-        examples = tuple(test_pos[conflict[:5]].tolist())
-        pairs = ", ".join(f"test {test_pos[i]} vs train {train_pos[at[i]]}" for i in conflict[:3])
+        pairs = ", ".join(f"test {t} vs train {r}" for t, r in found.pairs[:3])
         yield self.finding(
-            f"{len(conflict):,} test rows ({pct(len(conflict), ctx.test.rows)}) are identical to "
-            f"a train row in features but carry another label: {rows_text(examples, len(conflict))}"
-            f"; e.g. {pairs}.",
+            f"{found.n:,} test rows ({pct(found.n, ctx.test.rows)}) are identical to a train row "
+            f"in features but carry another label: {rows_text(found.examples, found.n)}; "
+            f"e.g. {pairs}.",
             split="test",
             columns=(ctx.target,),
-            n_affected=int(len(conflict)),
-            examples=examples,
-            metrics={"rows": int(len(conflict))},
+            n_affected=found.n,
+            examples=found.examples,
+            metrics={"rows": found.n},
             hint="de-duplicate before splitting; review the labels of these rows",
         )
-
-
-def _labelled(arrays: tuple[np.ndarray, np.ndarray, np.ndarray]):
-    pos, rows, labels = arrays
-    keep = labels != MISSING_HASH
-    return pos[keep], rows[keep], labels[keep]

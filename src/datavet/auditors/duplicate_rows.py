@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
 from datavet.findings import Severity
 
@@ -32,27 +29,20 @@ class DuplicateRows(Auditor):
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:
-            pos, rows, labels = profile.hashes.arrays()
-            if len(pos) < 2:
+            found = ctx.rows.duplicates.get(profile.split)
+            if found is None or found.n < self.options["min_count"] or not found.n:
                 continue
-            # Rows whose first 64-bit lane repeats are candidates; all 128 bits plus the label
-            # decide among them (cheap: there are few candidates in most data).
-            cand = np.flatnonzero(pd.Series(rows[:, 0]).duplicated(keep=False).to_numpy())
-            frame = pd.DataFrame({"h0": rows[cand, 0], "h1": rows[cand, 1], "y": labels[cand]})
-            dup_c = frame.duplicated(keep="first").to_numpy()
-            dup = np.zeros(len(pos), dtype=bool)
-            dup[cand[dup_c]] = True
-            n = int(dup.sum())
-            if n < self.options["min_count"]:
-                continue
-            first = pos[np.flatnonzero(dup)[:5]]
-            groups = int(frame[dup_c].drop_duplicates().shape[0])
             yield self.finding(
-                f"{n:,} rows of {profile.split} ({pct(n, profile.rows)}) repeat an earlier row "
-                f"exactly ({groups:,} distinct rows repeated): {rows_text(first.tolist(), n)}.",
+                f"{found.n:,} rows of {profile.split} ({pct(found.n, profile.rows)}) repeat an "
+                f"earlier row exactly ({found.groups:,} distinct rows repeated): "
+                f"{rows_text(found.examples, found.n)}.",
                 split=profile.split,
-                n_affected=n,
-                examples=tuple(first.tolist()),
-                metrics={"count": n, "fraction": n / profile.rows, "distinct_repeated": groups},
+                n_affected=found.n,
+                examples=found.examples,
+                metrics={
+                    "count": found.n,
+                    "fraction": found.n / profile.rows,
+                    "distinct_repeated": found.groups,
+                },
                 hint="drop exact duplicates before splitting",
             )

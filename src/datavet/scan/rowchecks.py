@@ -1,0 +1,202 @@
+"""Row identity checks (S001 overlap, S002 duplicates, S003 conflicting labels) from row hashes.
+
+All three are "group rows by their 128-bit hash" questions, so they split by hash prefix: the
+rows of bucket ``b`` of train and of test can be checked on their own and the results merged
+(counts add, example rows keep the smallest). The local engine runs one bucket holding
+everything; the Dask engine runs one task per bucket where the hashes live, so no machine ever
+holds all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from datavet.scan.hashing import MISSING_HASH
+
+K = 5  # example rows kept per result
+
+
+@dataclass
+class SplitRows:
+    """The hashes of one split (or one bucket of it), in row order."""
+
+    pos: np.ndarray  # global row positions
+    rows: np.ndarray  # (n, 2) uint64: hash over all of the split's features
+    labels: np.ndarray  # uint64 label hashes (MISSING_HASH when missing; zeros without target)
+    shared: np.ndarray  # (n, 2) uint64: hash over the features both splits share
+
+    @classmethod
+    def of(cls, hashes) -> SplitRows:
+        pos, rows, labels = hashes.arrays()
+        _, shared, _ = hashes.arrays(shared=True)
+        return cls(pos, rows, labels, shared)
+
+    def bucket(self, bits: int) -> list[SplitRows]:
+        """Split by the top ``bits`` bits of the shared hash (so a row and its copy in the
+        other split land in the same bucket); within-split checks use ``rows``, which equals
+        ``shared`` whenever the splits share all features, else is bucketed by it too."""
+        if bits == 0:
+            return [self]
+        key = (self.shared[:, 0] >> np.uint64(64 - bits)).astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        bounds = np.searchsorted(key[order], np.arange((1 << bits) + 1))
+        out = []
+        for b in range(1 << bits):
+            idx = order[bounds[b] : bounds[b + 1]]
+            out.append(SplitRows(self.pos[idx], self.rows[idx], self.labels[idx], self.shared[idx]))
+        return out
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+
+def _smallest(a: tuple, b: tuple, k: int = K) -> tuple:
+    return tuple(sorted(set(a) | set(b))[:k])
+
+
+@dataclass
+class Count:
+    """A count with its first example rows (and, for overlap, example pairs)."""
+
+    n: int = 0
+    groups: int = 0
+    examples: tuple[int, ...] = ()
+    pairs: tuple[tuple[int, int], ...] = ()  # (test row, train row), smallest test rows first
+
+    def merge(self, other: Count) -> Count:
+        return Count(
+            self.n + other.n,
+            self.groups + other.groups,
+            _smallest(self.examples, other.examples),
+            tuple(sorted(set(self.pairs) | set(other.pairs))[:K]),
+        )
+
+
+@dataclass
+class RowChecks:
+    overlap: Count = field(default_factory=Count)  # test rows found in train (groups: train rows)
+    duplicates: dict[str, Count] = field(default_factory=dict)  # per split
+    conflicts: dict[str, Count] = field(default_factory=dict)  # per split
+    cross_conflicts: Count = field(default_factory=Count)  # test rows vs train, other label
+
+    def merge(self, other: RowChecks) -> RowChecks:
+        def both(a: dict, b: dict) -> dict:
+            return {k: a.get(k, Count()).merge(b.get(k, Count())) for k in {**a, **b}}
+
+        return RowChecks(
+            self.overlap.merge(other.overlap),
+            both(self.duplicates, other.duplicates),
+            both(self.conflicts, other.conflicts),
+            self.cross_conflicts.merge(other.cross_conflicts),
+        )
+
+
+def _frame(rows: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"h0": rows[:, 0], "h1": rows[:, 1]})
+
+
+def match_rows(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """For each 128-bit row hash in ``rows``, the index of its first equal in ``reference``,
+    or -1. The first 64-bit lane finds candidates cheaply; the full 128 bits decide."""
+    out = np.full(len(rows), -1, dtype=np.int64)
+    cand = np.flatnonzero(pd.Series(rows[:, 0]).isin(reference[:, 0]).to_numpy())
+    if not len(cand):
+        return out
+    ref_idx = np.flatnonzero(pd.Series(reference[:, 0]).isin(rows[cand, 0]).to_numpy())
+    ref = _frame(reference[ref_idx])
+    ref["at"] = ref_idx
+    ref = ref.drop_duplicates(["h0", "h1"], keep="first")
+    merged = _frame(rows[cand]).merge(ref, on=["h0", "h1"], how="left", sort=False)
+    out[cand] = merged["at"].fillna(-1).to_numpy(dtype=np.int64)
+    return out
+
+
+def _duplicates(s: SplitRows) -> Count:
+    if len(s) < 2:
+        return Count()
+    # Rows whose first lane repeats are candidates; all 128 bits plus the label decide.
+    cand = np.flatnonzero(pd.Series(s.rows[:, 0]).duplicated(keep=False).to_numpy())
+    frame = pd.DataFrame({"h0": s.rows[cand, 0], "h1": s.rows[cand, 1], "y": s.labels[cand]})
+    frame["row"] = s.pos[cand]
+    frame = frame.sort_values("row", kind="stable")  # "earlier row" means row order
+    dup = frame.duplicated(["h0", "h1", "y"], keep="first").to_numpy()
+    rows = frame["row"].to_numpy()[dup]
+    groups = int(frame[dup].drop_duplicates(["h0", "h1", "y"]).shape[0])
+    return Count(int(dup.sum()), groups, tuple(np.sort(rows)[:K].tolist()))
+
+
+def _labelled(s: SplitRows) -> SplitRows:
+    keep = s.labels != MISSING_HASH
+    return SplitRows(s.pos[keep], s.rows[keep], s.labels[keep], s.shared[keep])
+
+
+def _conflicts(s: SplitRows) -> Count:
+    s = _labelled(s)
+    cand = np.flatnonzero(pd.Series(s.rows[:, 0]).duplicated(keep=False).to_numpy())
+    if not len(cand):
+        return Count()
+    frame = pd.DataFrame(
+        {"h0": s.rows[cand, 0], "h1": s.rows[cand, 1], "y": s.labels[cand], "row": s.pos[cand]}
+    )
+    n_labels = frame.groupby(["h0", "h1"])["y"].transform("nunique")
+    bad = frame[n_labels.to_numpy() > 1]
+    if bad.empty:
+        return Count()
+    groups = int(bad.groupby(["h0", "h1"]).ngroups)
+    return Count(len(bad), groups, tuple(np.sort(bad["row"].to_numpy())[:K].tolist()))
+
+
+def _overlap(train: SplitRows, test: SplitRows, with_labels: bool) -> tuple[Count, Count]:
+    at = match_rows(test.shared, train.shared)
+    hit = np.flatnonzero(at >= 0)
+    if not len(hit):
+        return Count(), Count()
+    order = hit[np.argsort(test.pos[hit], kind="stable")]
+    overlap = Count(
+        int(len(hit)),
+        int(len(np.unique(at[hit]))),
+        tuple(np.sort(test.pos[hit])[:K].tolist()),
+        tuple((int(test.pos[i]), int(train.pos[at[i]])) for i in order[:K]),
+    )
+    if not with_labels:
+        return overlap, Count()
+    tr, te = _labelled(train), _labelled(test)
+    at = match_rows(te.shared, tr.shared)
+    hit = np.flatnonzero(at >= 0)
+    if not len(hit):
+        return overlap, Count()
+    # A test row conflicts when no train copy of it carries its label.
+    frame = pd.DataFrame({"h0": tr.shared[:, 0], "h1": tr.shared[:, 1], "y": tr.labels})
+    probe = pd.DataFrame(
+        {"h0": te.shared[hit, 0], "h1": te.shared[hit, 1], "y": te.labels[hit], "i": hit}
+    )
+    same = frame.merge(probe, on=["h0", "h1", "y"], how="inner")["i"].unique()
+    conflict = np.setdiff1d(hit, same)
+    if not len(conflict):
+        return overlap, Count()
+    conflict = conflict[np.argsort(te.pos[conflict], kind="stable")]
+    return overlap, Count(
+        int(len(conflict)),
+        0,
+        tuple(te.pos[conflict[:K]].tolist()),
+        tuple((int(te.pos[i]), int(tr.pos[at[i]])) for i in conflict[:K]),
+    )
+
+
+def row_checks(
+    train: SplitRows, test: SplitRows | None = None, *, with_labels: bool = True
+) -> RowChecks:
+    """Every row-identity result for one bucket (or for everything, as one bucket)."""
+    out = RowChecks()
+    out.duplicates["train"] = _duplicates(train)
+    if with_labels:
+        out.conflicts["train"] = _conflicts(train)
+    if test is not None:
+        out.duplicates["test"] = _duplicates(test)
+        if with_labels:
+            out.conflicts["test"] = _conflicts(test)
+        out.overlap, out.cross_conflicts = _overlap(train, test, with_labels)
+    return out
