@@ -125,6 +125,10 @@ def audit(
     severity: Mapping[str, str | Severity] | None = None,
     thresholds: Mapping[str, Mapping[str, float]] | None = None,
     baselines: bool = True,
+    engine: str = "local",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     sample_rows: int = 50_000,
 ) -> Report:
@@ -148,6 +152,12 @@ def audit(
         Per-rule severity overrides, e.g. ``{"S002": "error"}``.
     thresholds : mapping, optional
         Per-rule threshold overrides, e.g. ``{"L001": {"max_ratio": 5}}``.
+    engine : {"local", "dask"}
+        "local" streams batches in this process on every core (``workers`` threads); "dask"
+        profiles partitions on a Dask cluster: the one at ``scheduler`` ("tcp://host:8786"),
+        or a LocalCluster on 127.0.0.1 when no address is given.
+    progress : bool, optional
+        Progress on stderr for scans longer than a second or two; default: only on a terminal.
     baselines : bool
         Fit the mean / majority / prior / linear baselines (needs a target and a selected B
         rule). They use a uniform sample of at most ``sample_rows`` rows per split, and the
@@ -179,9 +189,26 @@ def audit(
     target, target_note = _resolve_target(target, train_src)
     plan = _plan(train_src, test_src, target, sample_rows)
 
-    profiles = {"train": profile_source(train_src, plan, "train", batch_rows=batch_rows)}
-    if test_src is not None:
-        profiles["test"] = profile_source(test_src, plan, "test", batch_rows=batch_rows)
+    precomputed_rows = None
+    if engine == "dask":
+        from datavet.engines.dask import profile_splits
+
+        sources = {"train": train_src, **({"test": test_src} if test_src is not None else {})}
+        profiles, precomputed_rows = profile_splits(
+            sources, plan, scheduler=scheduler, batch_rows=batch_rows
+        )
+    elif engine == "local":
+        profiles = {
+            "train": profile_source(
+                train_src, plan, "train", batch_rows=batch_rows, workers=workers, progress=progress
+            )
+        }
+        if test_src is not None:
+            profiles["test"] = profile_source(
+                test_src, plan, "test", batch_rows=batch_rows, workers=workers, progress=progress
+            )
+    else:
+        raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
     for split, src in (("train", train_src), ("test", test_src)):
         if src is not None and profiles[split].rows == 0:
             raise InputError(src.name, "no data rows (only a header or an empty table)")
@@ -209,6 +236,7 @@ def audit(
         target=target,
         task=task_name,
         baselines=fitted,
+        precomputed_rows=precomputed_rows,
         columns={s: _columns(src) for s, src in (("train", train_src), ("test", test_src)) if src},
     )
     findings, outcomes = [], []

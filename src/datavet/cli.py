@@ -81,6 +81,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--ignore", metavar="CODES", action="append", help="rules to leave out")
     a.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="local: stream on every core of this machine (default); dask: a Dask cluster",
+    )
+    a.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (tcp://host:8786); default: a LocalCluster on 127.0.0.1",
+    )
+    a.add_argument("--workers", type=int, metavar="N", help="scan threads (local engine)")
+    a.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress on stderr for long scans (default: only when stderr is a terminal)",
+    )
+    a.add_argument(
         "--no-baselines",
         dest="baselines",
         action="store_false",
@@ -125,6 +143,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         ignore=args.ignore,
         fail_on=args.fail_on,
         baselines=args.baselines,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        progress=args.progress,
     )
     if args.format == "text":
         colour = args.output is None and _use_colour(sys.stdout)

@@ -1,0 +1,240 @@
+"""The Dask engine: profile each partition where it lives, tree-reduce the profiles.
+
+Partitions are Parquet row groups (or Arrow IPC record batches, or a whole CSV file, or slices of
+an in-memory table). Each is profiled on a worker into a Profile; profiles are merged in a tree,
+in row order, so the result equals the local engine's. Row hashes never travel to one place:
+each partition splits its hashes by hash prefix into buckets, and one task per bucket computes
+overlap, duplicates and conflicts for that bucket (a row and its copy always share a bucket);
+only the small per-bucket results come back. The Profile is the only other thing that crosses
+machines.
+
+Without a scheduler address a ``LocalCluster`` is started, bound to 127.0.0.1 with no dashboard
+(a Dask scheduler unpickles what it receives: never expose one on a shared network without TLS).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from contextlib import contextmanager
+
+import pyarrow as pa
+
+from datavet.errors import UsageError
+from datavet.scan import Profile, ScanPlan
+from datavet.scan.hashing import RowHashes
+from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
+from datavet.sources import DEFAULT_BATCH_ROWS, TableSource, TabularSource
+from datavet.sources.csv import CsvSource
+from datavet.sources.parquet import ArrowIpcSource, ParquetSource
+
+BUCKET_BITS = 4  # 16 buckets for the row-identity checks
+FAN_IN = 4  # profiles merged per reduction task
+
+
+@contextmanager
+def connect(scheduler: str | None, workers: int = 2):
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - the dask extra is missing
+        raise UsageError(
+            "the Dask engine needs the dask extra: pip install 'datavet[dask]'"
+        ) from exc
+    if scheduler:
+        client = Client(scheduler, timeout="30s")
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    with warnings.catch_warnings():
+        # With no dashboard the scheduler still serves health checks over HTTP on 127.0.0.1,
+        # on port 8787 or, when that is taken, any free port: not worth a warning.
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        )
+    with cluster, Client(cluster) as client:
+        yield client
+
+
+def _descriptors(source: TabularSource, client, batch_rows: int) -> list[tuple]:
+    """(kind, payload, first row) for every partition of ``source``, in row order."""
+    out = []
+    offset = 0
+    if isinstance(source, ParquetSource):
+        import pyarrow.parquet as pq
+
+        for path in source.files:
+            meta = pq.ParquetFile(path).metadata
+            for rg in range(meta.num_row_groups):
+                # Absolute paths: workers may run in another directory (or on another machine
+                # that mounts the same path).
+                out.append(("parquet", (str(path.resolve()), rg, source._label(path)), offset))
+                offset += meta.row_group(rg).num_rows
+        return out
+    if isinstance(source, ArrowIpcSource) and not source.stream:
+        reader = source._reader()
+        for i in range(reader.num_record_batches):
+            out.append(("ipc", (str(source.path.resolve()), i, source.name), offset))
+            offset += reader.get_batch(i).num_rows
+        return out
+    if isinstance(source, (CsvSource, ArrowIpcSource)):
+        source.path = source.path.resolve()
+        return [("source", source, 0)]
+    table = (
+        source.table
+        if isinstance(source, TableSource)
+        else pa.Table.from_batches([b for _, b in source.batches(batch_rows)], schema=source.schema)
+    )
+    step = max(batch_rows, -(-table.num_rows // 8))
+    for start in range(0, max(table.num_rows, 1), step):
+        chunk = client.scatter(table.slice(start, step), hash=False)
+        out.append(("table", chunk, start))
+    return out
+
+
+def _batches(kind: str, payload, offset: int, batch_rows: int):
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        from datavet.errors import InputError
+
+        path, rg, name = payload
+        try:
+            batches = pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[rg])
+            for batch in batches:
+                yield offset, batch
+                offset += batch.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(name, f"row group {rg} cannot be read on a worker ({exc})") from exc
+        return
+    if kind == "ipc":
+        import pyarrow.ipc as ipc
+
+        path, i, _ = payload
+        batch = ipc.open_file(pa.memory_map(path, "r")).get_batch(i)
+        for start in range(0, batch.num_rows, batch_rows):
+            piece = batch.slice(start, batch_rows)
+            yield offset + start, piece
+        return
+    if kind == "table":
+        for batch in payload.to_batches(max_chunksize=batch_rows):
+            yield offset, batch
+            offset += batch.num_rows
+        return
+    raise ValueError(kind)  # pragma: no cover
+
+
+def _profile_part(kind, payload, offset, plan: ScanPlan, split, batch_rows, bits):
+    """Runs on a worker: the partition's Profile (without its hashes) and its hash buckets."""
+    if kind == "source":
+        from datavet.engines.local import profile_source
+
+        profile = profile_source(
+            payload, plan, split, batch_rows=batch_rows, workers=1, progress=False
+        )
+    else:
+        profile = Profile(split=split)
+        for start, batch in _batches(kind, payload, offset, batch_rows):
+            profile = profile.merge(Profile.of_batch(batch, start, plan, split))
+    buckets = SplitRows.of(profile.hashes).bucket(bits)
+    profile.hashes = RowHashes()
+    return profile, buckets
+
+
+def _merge_all(*profiles: Profile) -> Profile:
+    out = profiles[0]
+    for p in profiles[1:]:
+        out = out.merge(p)
+    return out
+
+
+def _concat(parts: list[SplitRows]) -> SplitRows:
+    import numpy as np
+
+    if not parts:
+        return SplitRows(
+            np.zeros(0, np.int64),
+            np.zeros((0, 2), np.uint64),
+            np.zeros(0, np.uint64),
+            np.zeros((0, 2), np.uint64),
+        )
+    pos = np.concatenate([p.pos for p in parts])
+    order = np.argsort(pos, kind="stable")
+    return SplitRows(
+        pos[order],
+        np.concatenate([p.rows for p in parts])[order],
+        np.concatenate([p.labels for p in parts])[order],
+        np.concatenate([p.shared for p in parts])[order],
+    )
+
+
+def _bucket_checks(train_parts, test_parts, with_labels: bool, has_test: bool) -> RowChecks:
+    test = _concat(test_parts) if has_test else None
+    return row_checks(_concat(train_parts), test, with_labels=with_labels)
+
+
+def profile_splits(
+    sources: dict[str, TabularSource],
+    plan: ScanPlan,
+    *,
+    scheduler: str | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    bucket_bits: int = BUCKET_BITS,
+) -> tuple[dict[str, Profile], RowChecks]:
+    """Profiles of every split and the row-identity results, computed on a Dask cluster."""
+    with connect(scheduler) as client:
+        profiles, buckets = {}, {}
+        for split, source in sources.items():
+            futures = []
+            split_buckets = [[] for _ in range(1 << bucket_bits)]
+            for kind, payload, offset in _descriptors(source, client, batch_rows):
+                part = client.submit(
+                    _profile_part,
+                    kind,
+                    payload,
+                    offset,
+                    plan,
+                    split,
+                    batch_rows,
+                    bucket_bits,
+                    pure=False,
+                )
+                futures.append(client.submit(operator.getitem, part, 0))
+                pieces = client.submit(operator.getitem, part, 1)
+                for b in range(1 << bucket_bits):
+                    split_buckets[b].append(client.submit(operator.getitem, pieces, b))
+            while len(futures) > 1:
+                futures = [
+                    client.submit(_merge_all, *futures[i : i + FAN_IN])
+                    for i in range(0, len(futures), FAN_IN)
+                ]
+            profiles[split] = futures[0]
+            buckets[split] = split_buckets
+        has_test = "test" in sources
+        with_labels = plan.target is not None
+        checks = [
+            client.submit(
+                _bucket_checks,
+                buckets["train"][b],
+                buckets["test"][b] if has_test else [],
+                with_labels,
+                has_test,
+            )
+            for b in range(1 << bucket_bits)
+        ]
+        gathered = client.gather({**profiles, "_checks": checks})
+    rows = RowChecks()
+    for part in gathered.pop("_checks"):
+        rows = rows.merge(part)
+    out = {}
+    for split, profile in gathered.items():
+        profile.source = sources[split].name
+        profile.format = sources[split].format
+        out[split] = profile
+    return out, rows
