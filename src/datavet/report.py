@@ -41,6 +41,17 @@ def _clean(value: Any) -> Any:
     return str(value)
 
 
+@dataclass(frozen=True)
+class Ignored:
+    """A finding left out by a per-column ignore, with the reason the config gives."""
+
+    finding: Finding
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"finding": self.finding.to_dict(), "reason": self.reason}
+
+
 @dataclass
 class Report:
     findings: list[Finding]
@@ -53,6 +64,9 @@ class Report:
     baselines: dict | None = None
     notes: list[str] = field(default_factory=list)
     duration_s: float | None = None
+    ignored: list[Ignored] = field(default_factory=list)  # per-column ignores, with reasons
+    probes: dict | None = None  # model probes / gradient monitor details (datavet.probes)
+    curves: dict | None = None  # training-curve diagnosis: series, marks, causes (datavet.curves)
 
     def __post_init__(self) -> None:
         self.findings = sorted(self.findings, key=lambda f: (-f.severity, f.code, f.split or ""))
@@ -111,6 +125,9 @@ class Report:
                 "baselines": self.baselines,
                 "notes": self.notes,
                 "duration_s": self.duration_s,
+                "ignored": [i.to_dict() for i in self.ignored],
+                **({"probes": self.probes} if self.probes is not None else {}),
+                **({"curves": self.curves} if self.curves is not None else {}),
             }
         )
 

@@ -2,14 +2,50 @@
 
 from __future__ import annotations
 
+from datavet.output import github as github_output
 from datavet.output import json as json_output
+from datavet.output import junit as junit_output
+from datavet.output import sarif as sarif_output
 from datavet.output import text as text_output
 
 FORMATS = {
     "text": text_output.render,
     "json": json_output.render,
+    "junit": junit_output.render,
+    "sarif": sarif_output.render,
+    "github": github_output.render,
+}
+# Formats that hold several audits (named datasets) in one document.
+MANY = {
+    "junit": junit_output.render_many,
+    "sarif": sarif_output.render_many,
+    "github": github_output.render_many,
 }
 
 
 def render(report, fmt: str = "text", **options) -> str:
     return FORMATS[fmt](report, **options)
+
+
+def _one_line(value) -> str:
+    """Data on a line of its own: no control character, no line break (nothing after it can
+    start a line, so nothing can pass for a CI workflow command)."""
+    return text_output.clean(str(value).replace("\r", "\\r").replace("\n", "\\n"))
+
+
+def render_many(items, fmt: str = "text", **options) -> str:
+    """Several audits, ``[(dataset name or None, report, locations or None), ...]``, in one
+    output: a testsuite / run each in JUnit and SARIF, one capped set of annotations for
+    GitHub, a section each in text. JSON holds exactly one report."""
+    if fmt in MANY:
+        return MANY[fmt](items)
+    if len(items) == 1:
+        return FORMATS[fmt](items[0][1], **options)
+    if fmt == "text":
+        return "\n".join(
+            f"== dataset {_one_line(name)} ==\n" + FORMATS[fmt](report, **options)
+            for name, report, _ in items
+        )
+    from datavet.errors import UsageError
+
+    raise UsageError(f"--format {fmt} holds one report; choose one dataset with --dataset NAME")

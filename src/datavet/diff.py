@@ -1,0 +1,209 @@
+"""``datavet diff OLD.json NEW.json``: which findings appeared and which went away between two
+audits of a dataset that is refreshed (daily, per release).
+
+A finding is the same finding in both reports when its rule, split and columns are the same;
+its message and counts may change (``Column 'x' has 3 NaN values`` becoming 30) and it is then
+listed as changed. Exit codes, for a gate on a refreshed dataset:
+
+- 0: nothing new at or above fail-on (old problems that persist do not fail the diff);
+- 1: a finding at or above fail-on appeared, or an existing one rose to it;
+- 2: the diff could not be made (a file unreadable or not a datavet JSON report), or the new
+  audit itself did not finish (a rule crashed, so its findings are incomplete).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datavet.errors import InputError
+from datavet.findings import Severity
+
+DIFF_SCHEMA_VERSION = 1
+
+
+def load_report(path: str | Path) -> dict:
+    """A datavet JSON report (``--format json``) from ``path``; InputError if it is not one."""
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(shown, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(shown, f"cannot read ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(shown, f"not JSON ({exc})") from None
+    return check_report(data, shown)
+
+
+def check_report(data: Any, shown: str = "report") -> dict:
+    if not isinstance(data, dict) or data.get("tool") != "datavet" or "findings" not in data:
+        raise InputError(shown, "not a datavet JSON report (write one with --format json)")
+    if data.get("schema_version") != 1:
+        raise InputError(
+            shown, f"report schema_version {data.get('schema_version')!r} is not supported (1)"
+        )
+    findings = data["findings"]
+    if not isinstance(findings, list) or not all(
+        isinstance(f, dict) and {"code", "severity", "message"} <= set(f) for f in findings
+    ):
+        raise InputError(shown, "malformed findings list")
+    for f in findings:
+        if f["severity"] not in ("info", "warning", "error"):
+            raise InputError(shown, f"unknown severity {f['severity']!r} in a finding")
+    return data
+
+
+def key(f: Mapping) -> tuple:
+    """What makes two findings the same problem: rule, split, columns (not counts)."""
+    return (f["code"], f.get("split"), tuple(f.get("columns") or ()))
+
+
+def _level(f: Mapping) -> Severity:
+    return Severity.parse(f["severity"])
+
+
+@dataclass
+class Diff:
+    old: dict
+    new: dict
+    appeared: list[dict] = field(default_factory=list)
+    resolved: list[dict] = field(default_factory=list)
+    changed: list[tuple[dict, dict]] = field(default_factory=list)  # (old, new), same key
+    unchanged: int = 0
+
+    def failing(self, fail_on: Severity | str) -> list[dict]:
+        """New findings at or above ``fail_on``, and old ones that rose to it."""
+        level = Severity.parse(fail_on)
+        out = [f for f in self.appeared if _level(f) >= level]
+        out += [n for o, n in self.changed if _level(n) >= level > _level(o)]
+        return out
+
+    def exit_code(self, fail_on: Severity | str) -> int:
+        if self.new.get("exit_code") == 2:
+            return 2
+        return 1 if self.failing(fail_on) else 0
+
+    def to_dict(self, fail_on: Severity | str) -> dict:
+        level = Severity.parse(fail_on)
+        from datavet import __version__
+
+        def side(d: dict) -> dict:
+            return {
+                "version": d.get("version"),
+                "exit_code": d.get("exit_code"),
+                "counts": d.get("counts"),
+                "datasets": {s: v.get("source") for s, v in (d.get("datasets") or {}).items()},
+            }
+
+        return {
+            "schema_version": DIFF_SCHEMA_VERSION,
+            "tool": "datavet",
+            "kind": "diff",
+            "version": __version__,
+            "fail_on": level.label,
+            "exit_code": self.exit_code(level),
+            "old": side(self.old),
+            "new": side(self.new),
+            "appeared": self.appeared,
+            "resolved": self.resolved,
+            "changed": [{"old": o, "new": n} for o, n in self.changed],
+            "unchanged": self.unchanged,
+            "failing": self.failing(level),
+        }
+
+
+def diff(old, new) -> Diff:
+    """Compare two reports (Report objects, or dicts as ``--format json`` writes them)."""
+    old = check_report(old if isinstance(old, Mapping) else old.to_dict(), "old report")
+    new = check_report(new if isinstance(new, Mapping) else new.to_dict(), "new report")
+    remaining: dict[tuple, list[dict]] = {}
+    for f in old["findings"]:
+        remaining.setdefault(key(f), []).append(f)
+    out = Diff(old=old, new=new)
+    for f in new["findings"]:
+        same = remaining.get(key(f))
+        if not same:
+            out.appeared.append(f)
+            continue
+        before = same.pop(0)
+        if _level(before) != _level(f) or before.get("n_affected") != f.get("n_affected"):
+            out.changed.append((before, f))
+        else:
+            out.unchanged += 1
+    out.resolved = [f for group in remaining.values() for f in group]
+    return out
+
+
+def _line(f: Mapping) -> str:
+    from datavet.output import _one_line
+
+    where = f.get("split") or "-"
+    return f"{f['code']} {f.get('name', '')} {where}: {_one_line(f['message'])}"
+
+
+def render_text(d: Diff, fail_on: Severity | str) -> str:
+    from datavet.output import _one_line
+
+    level = Severity.parse(fail_on)
+    lines = []
+    for label, rep in (("old", d.old), ("new", d.new)):
+        sources = ", ".join(
+            f"{s}: {_one_line(v.get('source'))}" for s, v in (rep.get("datasets") or {}).items()
+        )
+        lines.append(f"{label}: {sources or '-'} (exit {rep.get('exit_code')})")
+    lines.append("")
+    failing = {id(f) for f in d.failing(level)}
+    for title, items in (("appeared", d.appeared), ("resolved", d.resolved)):
+        lines.append(f"{title} ({len(items)}):")
+        for f in items:
+            mark = "!" if id(f) in failing else " "
+            lines.append(f" {mark} {f['severity']:<8} {_line(f)}")
+    lines.append(f"changed ({len(d.changed)}):")
+    for o, n in d.changed:
+        mark = "!" if id(n) in failing else " "
+        counts = f"{o.get('n_affected')} -> {n.get('n_affected')}"
+        sev = (
+            o["severity"] if o["severity"] == n["severity"] else f"{o['severity']}->{n['severity']}"
+        )
+        lines.append(f" {mark} {sev:<8} {_line(n)} (affected {counts})")
+    lines.append(f"unchanged: {d.unchanged}")
+    lines.append("")
+    code = d.exit_code(level)
+    if code == 2:
+        verdict = "the new audit did not finish (a rule crashed): exit 2"
+    elif code == 1:
+        n = len(d.failing(level))
+        verdict = f"{n} new or worse finding(s) at or above '{level.label}' (marked !): exit 1"
+    else:
+        verdict = f"nothing new at or above '{level.label}': exit 0"
+    lines.append(verdict)
+    return "\n".join(lines) + "\n"
+
+
+def run(args) -> int:
+    """``datavet diff`` from parsed arguments (old, new, format, fail_on, output)."""
+    import sys
+
+    from datavet._io import write_atomic
+    from datavet.report import dumps
+
+    old, new = load_report(args.old), load_report(args.new)
+    d = diff(old, new)
+    fail_on = args.fail_on or new.get("fail_on") or "error"
+    if args.format == "json":
+        text = dumps(d.to_dict(fail_on)) + "\n"
+    else:
+        text = render_text(d, fail_on)
+    if args.output:
+        write_atomic(args.output, text)
+        print(f"datavet: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return d.exit_code(fail_on)

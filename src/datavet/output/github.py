@@ -1,0 +1,244 @@
+"""GitHub Actions: workflow-command annotations on stdout, and a Markdown job summary.
+
+GitHub shows at most 10 error and 10 warning annotations (and 10 notices) per step and drops
+the rest silently, so the most severe findings are shown and one notice says how many more there
+are; the last line is a plain summary. Data (column names, values) is escaped as the Actions
+toolkit escapes it (``%``, CR, LF in messages; also ``:`` and ``,`` in properties) and ``::`` is
+broken up, so a column named ``x\\n::error::pwned`` cannot start a command of its own.
+``::error`` does not fail a step: the exit code does.
+
+:func:`summary` is the Markdown for ``$GITHUB_STEP_SUMMARY`` (capped under GitHub's 1 MiB).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from datavet.output.sarif import locate
+from datavet.output.text import clean
+
+MAX_PER_LEVEL = 10  # GitHub: 10 error + 10 warning (+ 10 notice) annotations per step
+SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses step summaries over 1 MiB
+_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+_ORDER = ("error", "warning", "info")
+
+
+def _data(report) -> dict:
+    return report if isinstance(report, Mapping) else report.to_dict()
+
+
+def escape_data(text: Any) -> str:
+    """A message: toolkit ``escapeData`` (``%``, CR, LF), control characters shown as ``\\xNN``
+    and ``::`` broken up to ``: :``, so nothing in it can be read as a command."""
+    s = clean(str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    return _break_colons(s)
+
+
+def escape_property(text: Any) -> str:
+    """A property value (``file``, ``title``): toolkit ``escapeProperty``, ``:`` and ``,`` too."""
+    s = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return clean(s.replace(":", "%3A").replace(",", "%2C"))
+
+
+def _break_colons(s: str) -> str:
+    while "::" in s:
+        s = s.replace("::", ": :")
+    return s
+
+
+def _annotation(kind: str, message: str, **props: Any) -> str:
+    shown = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v is not None)
+    return f"::{kind}{' ' + shown if shown else ''}::{escape_data(message)}"
+
+
+def render(report, *, name: str | None = None, locations=None, **_options) -> str:
+    """Annotations and a summary line for one report."""
+    return render_many([(name, report, locations)])
+
+
+def render_many(items: Sequence[tuple[str | None, Any, Any]]) -> str:
+    """Annotations for every (dataset name, report, locations), capped per level across all."""
+    candidates: dict[str, list[str]] = {level: [] for level in _ORDER}
+    crashes: list[str] = []
+    totals = {level: 0 for level in _ORDER}
+    summaries = []
+    for name, report, locations in items:
+        data = _data(report)
+        label = f"[{name}] " if name else ""
+        for o in data.get("outcomes", []):
+            if o["status"] == "crashed":
+                loc = locate(data, locations, None)
+                crashes.append(
+                    _annotation(
+                        "error",
+                        f"rule {o['code']} {o['name']} crashed: {o.get('reason')} "
+                        "(the audit is incomplete; exit 2)",
+                        title=f"datavet {label}{o['code']} crashed",
+                        **_where(loc),
+                    )
+                )
+        for f in data.get("findings", []):
+            totals[f["severity"]] += 1
+            loc = locate(data, locations, f.get("split"))
+            where = f" ({f['split']})" if f.get("split") else ""
+            message = f["message"] + (f" Fix: {f['hint']}" if f.get("hint") else "")
+            candidates[f["severity"]].append(
+                _annotation(
+                    _COMMAND[f["severity"]],
+                    message,
+                    title=f"datavet {label}{f['code']} {f['name']}{where}",
+                    **_where(loc),
+                )
+            )
+        summaries.append(_summary_line(name, data))
+    lines = list(crashes)
+    hidden = 0
+    error_room = max(MAX_PER_LEVEL - len(crashes), 0)
+    rooms = {"error": error_room, "warning": MAX_PER_LEVEL, "info": MAX_PER_LEVEL}
+    overflow = any(len(candidates[level]) > rooms[level] for level in _ORDER)
+    if overflow:
+        rooms["info"] -= 1  # the "N more" notice is a notice too
+    for level in _ORDER:
+        shown = candidates[level][: rooms[level]]
+        hidden += len(candidates[level]) - len(shown)
+        lines.extend(shown)
+    if hidden:
+        lines.append(
+            _annotation(
+                "notice",
+                f"{hidden} more finding{'s' if hidden != 1 else ''} not shown as annotations "
+                f"(GitHub shows {MAX_PER_LEVEL} per level and step); the job summary and the "
+                "report list every finding.",
+                title="datavet",
+            )
+        )
+    lines.extend(summaries)
+    return "\n".join(lines) + "\n"
+
+
+def _where(loc) -> dict[str, Any]:
+    if loc is None:
+        return {}
+    out: dict[str, Any] = {"file": loc[0], "line": loc[1]}
+    if len(loc) > 2 and loc[2]:
+        out.update(endLine=loc[1], col=1, endColumn=loc[2])
+    return out
+
+
+def _verdict(data: dict) -> str:
+    code = data.get("exit_code")
+    if code == 2:
+        return "could not finish: a rule crashed (exit 2)"
+    if code == 1:
+        return f"FAILED at fail-on '{data.get('fail_on')}' (exit 1)"
+    return f"passed at fail-on '{data.get('fail_on')}' (exit 0)"
+
+
+def _summary_line(name: str | None, data: dict) -> str:
+    counts = data.get("counts", {})
+    parts = ", ".join(f"{counts.get(level, 0)} {level}" for level in _ORDER)
+    ignored = len(data.get("ignored", []))
+    extra = f", {ignored} ignored" if ignored else ""
+    label = f" {escape_data(name)}" if name else ""
+    return f"datavet{label}: {parts}{extra}; {_verdict(data)}"
+
+
+# --------------------------------------------------------------------------------------------
+# job summary (Markdown)
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def md(text: Any) -> str:
+    """A Markdown table cell that shows data as text: HTML and Markdown syntax escaped, line
+    breaks flattened, @mentions defused, control characters shown as ``\\xNN``."""
+    s = clean(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "&#64;")
+
+
+def summary(report, *, name: str | None = None) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY`` for one report."""
+    return summary_many([(name, report, None)])
+
+
+def summary_many(items: Sequence[tuple[str | None, Any, Any]], limit: int = SUMMARY_LIMIT) -> str:
+    """Markdown for every report, cut (with a note) to stay under ``limit`` bytes."""
+    parts: list[str] = []
+    size = 0
+    budget = limit - 400  # room for the truncation note
+    for name, report, _locations in items:
+        data = _data(report)
+        blocks = _blocks(name, data)
+        for i, block in enumerate(blocks):
+            n = len(block.encode("utf-8")) + 1
+            if size + n > budget:
+                left = len(blocks) - i
+                parts.append(
+                    f"\n_Summary cut here: {left} more line{'s' if left != 1 else ''} "
+                    "left out to stay under GitHub's 1 MiB step summary limit; the report "
+                    "(--format json / --html) has every finding._\n"
+                )
+                return "\n".join(parts) + "\n"
+            parts.append(block)
+            size += n
+    return "\n".join(parts) + "\n"
+
+
+def _blocks(name: str | None, data: dict) -> list[str]:
+    title = f"datavet: {md(name)}" if name else "datavet audit"
+    out = [f"### {title}: {md(_verdict(data))}", ""]
+    for split, d in data.get("datasets", {}).items():
+        out.append(f"- **{split}**: {md(d.get('source'))} ({d.get('rows', 0):,} rows)")
+    if data.get("target"):
+        out.append(f"- **target**: {md(data['target'])} ({md(data.get('task'))})")
+    counts = data.get("counts", {})
+    out.append(
+        "- **findings**: "
+        + ", ".join(f"{counts.get(level, 0)} {level}" for level in _ORDER)
+        + f"; fail-on {md(data.get('fail_on'))}"
+    )
+    out.append("")
+    findings = data.get("findings", [])
+    if findings:
+        out += ["| severity | rule | split | columns | finding |", "|---|---|---|---|---|"]
+        for f in findings:
+            out.append(
+                f"| {f['severity']} | {f['code']} {md(f['name'])} | {md(f.get('split') or '-')} "
+                f"| {md(', '.join(f.get('columns', [])))} | {md(f['message'])} |"
+            )
+        out.append("")
+    ignored = data.get("ignored", [])
+    if ignored:
+        out += [
+            f"**Ignored by per-column-ignores ({len(ignored)})**",
+            "",
+            "| rule | split | columns | reason |",
+            "|---|---|---|---|",
+        ]
+        for item in ignored:
+            f = item["finding"]
+            out.append(
+                f"| {f['code']} {md(f['name'])} | {md(f.get('split') or '-')} "
+                f"| {md(', '.join(f.get('columns', [])))} | {md(item['reason'])} |"
+            )
+        out.append("")
+    crashed = [o for o in data.get("outcomes", []) if o["status"] == "crashed"]
+    for o in crashed:
+        out.append(f"- **crashed** {o['code']} {md(o['name'])}: {md(o.get('reason'))}")
+    skipped = [o for o in data.get("outcomes", []) if o["status"] == "skipped"]
+    if skipped:
+        out.append(
+            "- **skipped**: " + "; ".join(f"{o['code']} ({md(o.get('reason'))})" for o in skipped)
+        )
+    out.append("")
+    return out
+
+
+def write_summary(path, items) -> None:
+    """Append the Markdown summary to ``path`` (``$GITHUB_STEP_SUMMARY``); GitHub appends
+    the summaries of every step in the job, so this never truncates the file."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(summary_many(items))
