@@ -7,6 +7,8 @@ from datavet.auditors.class_imbalance import ClassImbalance
 from datavet.auditors.conflicting_labels import ConflictingLabels
 from datavet.auditors.constant_feature import ConstantFeature
 from datavet.auditors.duplicate_rows import DuplicateRows
+from datavet.auditors.group_leakage import GroupLeakage
+from datavet.auditors.id_column_overlap import IdColumnOverlap
 from datavet.auditors.high_cardinality_label import HighCardinalityLabel
 from datavet.auditors.inf_values import InfValues
 from datavet.auditors.label_shift import LabelShift
@@ -14,13 +16,19 @@ from datavet.auditors.missing_labels import MissingLabels
 from datavet.auditors.mixed_types import MixedTypes
 from datavet.auditors.nan_values import NanValues
 from datavet.auditors.near_constant_feature import NearConstantFeature
+from datavet.auditors.near_duplicates import NearDuplicates
 from datavet.auditors.no_signal import NoSignal
+from datavet.auditors.order_feature_leakage import OrderFeatureLeakage
 from datavet.auditors.positional_label_drift import PositionalLabelDrift
 from datavet.auditors.scale_mismatch import ScaleMismatch
 from datavet.auditors.schema_mismatch import SchemaMismatch
 from datavet.auditors.single_feature_leakage import SingleFeatureLeakage
 from datavet.auditors.suspiciously_good import SuspiciouslyGood
+from datavet.auditors.time_order_leakage import TimeOrderLeakage
+from datavet.auditors.too_few_rows import TooFewRows
 from datavet.auditors.train_test_overlap import TrainTestOverlap
+from datavet.auditors.unnormalized_inputs import UnnormalizedInputs
+from datavet.auditors.unseen_test_category import UnseenTestCategory
 from datavet.auditors.unseen_test_class import UnseenTestClass
 from datavet.errors import UsageError
 
@@ -29,6 +37,7 @@ RULES: tuple[type[Auditor], ...] = (
     InfValues,  # V002
     MissingLabels,  # V003
     MixedTypes,  # V004
+    UnseenTestCategory,  # V005
     ConstantFeature,  # F001
     NearConstantFeature,  # F002
     ScaleMismatch,  # F003
@@ -41,9 +50,16 @@ RULES: tuple[type[Auditor], ...] = (
     DuplicateRows,  # S002
     ConflictingLabels,  # S003
     SchemaMismatch,  # S004
+    GroupLeakage,  # S005
+    IdColumnOverlap,  # S006
+    NearDuplicates,  # S007
+    TimeOrderLeakage,  # S008
+    TooFewRows,  # S009
     NoSignal,  # B001
     SuspiciouslyGood,  # B002
     SingleFeatureLeakage,  # B003
+    OrderFeatureLeakage,  # B004
+    UnnormalizedInputs,  # T001
 )
 
 BY_CODE: dict[str, type[Auditor]] = {r.code: r for r in RULES}
@@ -53,6 +69,14 @@ BY_NAME: dict[str, type[Auditor]] = {r.name: r for r in RULES}
 def lookup(key: str) -> type[Auditor]:
     """A rule by code (``V001``) or name (``nan-values``)."""
     rule = BY_CODE.get(key.strip().upper()) or BY_NAME.get(key.strip().lower())
+    if rule is None:  # the model probes (M codes) share the rule namespace
+        from datavet.probes.registry import lookup_probe
+
+        rule = lookup_probe(key)
+    if rule is None:  # the curve rules (C codes) too
+        from datavet.curves.registry import find as lookup_curve
+
+        rule = lookup_curve(key)
     if rule is None:
         raise UsageError(f"unknown rule {key!r}; `datavet rules` lists them")
     return rule

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 from datavet.errors import UsageError
 from datavet.findings import Finding, Severity
 from datavet.scan import Profile
+from datavet.scan.neardup import NearRows
 from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
 
 if TYPE_CHECKING:
@@ -33,6 +34,18 @@ class AuditContext:
     # split -> ((column name, arrow dtype, kind), ...) in file order, target included
     baselines: Baselines | None = None
     precomputed_rows: RowChecks | None = None  # the Dask engine computes these where data lives
+    group: str | None = None  # declared group (subject) column, --group
+    time: str | None = None  # declared or detected time column, --time
+    time_declared: bool = False
+    near: Mapping[str, NearRows] | None = None  # near-duplicate pass (S007, S008), when run
+    near_columns: tuple[str, ...] = ()  # columns the near-duplicate hashes cover
+    id_columns: tuple[str, ...] = ()  # ID-like columns found in train (scan/idlike.py)
+
+    @property
+    def key_columns(self) -> set[str]:
+        """Columns that identify rows or subjects rather than measure anything: left out of
+        the scale check and the baselines' features, where they only make noise."""
+        return {c for c in (self.group, *self.id_columns) if c}
 
     @cached_property
     def rows(self) -> RowChecks:
@@ -125,12 +138,13 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def rows_text(examples: Iterable[int], total: int | None) -> str:
-    """'rows 3, 17, 40' plus '+N more' when the examples are capped."""
+def rows_text(examples: Iterable[int], total: int | None, unit: str = "row") -> str:
+    """'rows 3, 17, 40' plus '+N more' when the examples are capped (``unit="sample"`` for
+    tensor inputs: 'samples 3, 17')."""
     ex = list(examples)
     if not ex:
         return ""
-    word = "row" if len(ex) == 1 and (total or 1) == 1 else "rows"
+    word = unit if len(ex) == 1 and (total or 1) == 1 else unit + "s"
     text = f"{word} {', '.join(str(i) for i in ex)}"
     if total is not None and total > len(ex):
         text += f" (+{total - len(ex)} more)"

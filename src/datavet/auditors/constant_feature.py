@@ -10,7 +10,9 @@ class ConstantFeature(Auditor):
     **What it checks**
     Every feature column of the train split: exactly one distinct value among its non-missing
     rows (for numbers, min == max, with infinities counted as values). Columns that are entirely
-    missing are left to V001.
+    missing are left to V001. For tensor inputs, every input position (a pixel of a channel, a
+    step of a sequence) and every channel, summarised in one finding: "37 of 784 input
+    positions are constant in train: the border".
 
     **Why it matters**
     A constant column carries no information. Standardising it divides by a zero standard
@@ -30,6 +32,19 @@ class ConstantFeature(Auditor):
         train = ctx.train
         if train.rows < self.options["min_rows"]:
             raise Skip(f"train has {train.rows} row(s); a column of one row is always constant")
+        if train.tensor is not None:  # tensors: one finding for every constant position
+            parts = train.tensor.constant_parts(train.columns)
+            if parts is not None:
+                yield self.finding(
+                    parts.message("train"),
+                    split="train",
+                    columns=parts.columns,
+                    n_affected=parts.constant,
+                    metrics={"positions": parts.positions or 0, "channels": len(parts.channels)},
+                    hint="crop or drop inputs that never change; per-position standardisation "
+                    "divides by their zero std",
+                )
+            return
         for col in train.columns.values():
             if col.present == 0 or col.n_distinct != 1:
                 continue

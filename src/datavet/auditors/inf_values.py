@@ -37,9 +37,25 @@ class InfValues(Auditor):
                     parts.append(f"{col.posinf:,} +inf")
                 if col.neginf:
                     parts.append(f"{col.neginf:,} -inf")
+                if profile.tensor is not None:
+                    # tensor inputs: one stats entry per channel, counted in samples
+                    kinds = " and ".join(
+                        k for k, n in (("+inf", col.posinf), ("-inf", col.neginf)) if n
+                    )
+                    plural = "s" if col.inf != 1 else ""
+                    message = (
+                        f"Input {col.name} holds {kinds} in {col.inf:,} sample{plural} of "
+                        f"{profile.split} ({pct(col.inf, col.rows)}): "
+                        f"{rows_text(col.inf_rows, col.inf, unit='sample')}."
+                    )
+                else:
+                    message = (
+                        f"Column {col.name!r} has {' and '.join(parts)} values in "
+                        f"{profile.split} ({pct(col.inf, col.rows)}): "
+                        f"{rows_text(col.inf_rows, col.inf)}."
+                    )
                 yield self.finding(
-                    f"Column {col.name!r} has {' and '.join(parts)} values in {profile.split} "
-                    f"({pct(col.inf, col.rows)}): {rows_text(col.inf_rows, col.inf)}.",
+                    message,
                     split=profile.split,
                     columns=(col.name,),
                     n_affected=col.inf,

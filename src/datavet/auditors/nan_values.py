@@ -33,17 +33,28 @@ class NanValues(Auditor):
             for col in profile.columns.values():
                 if col.missing < self.options["min_count"]:
                     continue
-                if col.missing == col.rows:
-                    what = f"is entirely missing in {profile.split} (all {col.rows:,} rows)"
+                if profile.tensor is not None:
+                    # tensor inputs: one stats entry per channel, counted in samples
+                    plural = "s" if col.missing != 1 else ""
+                    rows = rows_text(col.missing_rows, col.missing, unit="sample")
+                    message = (
+                        f"Input {col.name} holds NaN in {col.missing:,} sample{plural} of "
+                        f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
+                    )
+                elif col.missing == col.rows:
+                    message = (
+                        f"Column {col.name!r} is entirely missing in {profile.split} "
+                        f"(all {col.rows:,} rows)."
+                    )
                 else:
                     plural = "s" if col.missing != 1 else ""
                     rows = rows_text(col.missing_rows, col.missing)
-                    what = (
-                        f"has {col.missing:,} NaN/missing value{plural} in {profile.split} "
-                        f"({pct(col.missing, col.rows)}): {rows}"
+                    message = (
+                        f"Column {col.name!r} has {col.missing:,} NaN/missing value{plural} in "
+                        f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
                     )
                 yield self.finding(
-                    f"Column {col.name!r} {what}.",
+                    message,
                     split=profile.split,
                     columns=(col.name,),
                     n_affected=col.missing,

@@ -11,7 +11,8 @@ class ScaleMismatch(Auditor):
     """Numeric features whose scales differ by a factor of 100 or more.
 
     **What it checks**
-    The train split's numeric features (booleans, constant and all-missing columns excluded).
+    The train split's numeric features (booleans, constant and all-missing columns, and ID-like
+    or ``--group`` columns excluded).
     A feature's scale is the root mean square of its finite values, ``sqrt(mean^2 + std^2)``:
     the size of the numbers the network is fed, offset included. It fires when the largest and
     smallest scales differ by ``min_ratio`` (100x) or more, and names the outliers: the features
@@ -38,7 +39,9 @@ class ScaleMismatch(Auditor):
         for col in ctx.train.columns.values():
             if col.kind != "numeric" or col.finite.n < 2 or col.n_distinct == 1:
                 continue
-            scale = math.sqrt(col.mean**2 + col.std**2)
+            if col.name in ctx.key_columns:  # an ID's "scale" means nothing
+                continue
+            scale = math.hypot(col.mean, col.std)  # no overflow for |x| > 1e154
             if scale > 0 and math.isfinite(scale):
                 scales[col.name] = scale
         if len(scales) < 2:

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from datavet.auditors.base import AuditContext, Auditor, Skip
+from datavet.auditors.single_feature_leakage import _auc, _binned_accuracy
+from datavet.findings import Severity
+from datavet.scan.columns import as_float, column_kind
+
+
+class OrderFeatureLeakage(Auditor):
+    """A feature that just counts rows (a row number, a timestamp) and predicts the label.
+
+    **What it checks**
+    On the train sample: numeric and date/time features whose rank correlation with the row
+    position is at least ``min_order`` (0.99), i.e. a monotone function of row order such as an
+    index, a counter or a timestamp of a sorted file, and which also predict the label: ROC AUC
+    of at least ``min_auc`` (0.75) for a binary label, one-feature accuracy at least
+    ``min_gain`` (0.1) above the majority class otherwise, |Spearman| of at least ``min_rho``
+    (0.5) for regression. Each such feature is named.
+
+    **Why it matters**
+    The label of such a file depends on where a row sits (it was sorted or assembled in blocks),
+    and the feature tells the model where it sits. The model learns the order, which means
+    nothing for new data, and validation on a random split of the same file rewards it.
+
+    **How to fix**
+    Drop the counter from the features; if it is a timestamp, split by time (S008) and use
+    features derived from it only if they will exist at prediction time; shuffle, then check
+    how the file was built (see L002).
+    """
+
+    code = "B004"
+    name = "order-feature-leakage"
+    severity = Severity.WARNING
+    summary = "a feature that follows row order (an index, a timestamp) predicts the label"
+    thresholds = {
+        "min_order": 0.99,
+        "min_auc": 0.75,
+        "min_gain": 0.1,
+        "min_rho": 0.5,
+        "min_rows": 30,
+    }
+
+    def check(self, ctx: AuditContext):
+        from scipy.stats import spearmanr
+
+        ctx.require_target()
+        sample = ctx.train.sample
+        table = sample.table
+        if table is None or table.num_rows < self.options["min_rows"]:
+            raise Skip("too few rows in the sample")
+        y_arr = table.column(ctx.target).combine_chunks()
+        if pa.types.is_dictionary(y_arr.type):
+            y_arr = y_arr.dictionary_decode()
+        y_missing = np.asarray(y_arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        regression = ctx.task == "regression"
+        if regression or column_kind(y_arr.type) in ("numeric", "bool", "temporal"):
+            y_num = as_float(y_arr) if column_kind(y_arr.type) != "string" else None
+            if y_num is not None:
+                y_missing |= ~np.isfinite(y_num)
+        codes = pc.dictionary_encode(y_arr).indices.to_numpy(zero_copy_only=False)
+        codes = np.where(y_missing, 0, codes).astype(np.int64)
+        pos = sample.positions.astype(float)
+        for name in table.column_names:
+            if name == ctx.target:
+                continue
+            arr = table.column(name).combine_chunks()
+            if column_kind(arr.type) not in ("numeric", "temporal"):
+                continue
+            x = as_float(arr)
+            ok = np.isfinite(x) & ~y_missing
+            if ok.sum() < self.options["min_rows"] or np.ptp(x[ok]) == 0:
+                continue
+            order = abs(float(spearmanr(x[ok], pos[ok]).statistic))
+            if not order >= self.options["min_order"]:
+                continue
+            how, score = self._predicts(x[ok], codes[ok], regression, y_num, ok)
+            if how is None:
+                continue
+            yield self.finding(
+                f"Feature {name!r} follows row order (|Spearman| with row position = {order:.3f})"
+                f" and predicts {ctx.target!r} ({how} = {score:.3f}): the label depends on where "
+                "rows sit in the file, and this feature gives the position away.",
+                split="train",
+                columns=(name,),
+                n_affected=int(ok.sum()),
+                metrics={"order_rho": order, "label_score": score},
+                hint="drop the counter; split by time if it is a timestamp; shuffle and see L002",
+            )
+
+    def _predicts(self, x, codes, regression, y_num, ok):
+        from scipy.stats import spearmanr
+
+        if regression:
+            if y_num is None or np.ptp(y_num[ok]) == 0:
+                return None, 0.0
+            rho = abs(float(spearmanr(x, y_num[ok]).statistic))
+            return (
+                ("|Spearman| with the target", rho)
+                if rho >= self.options["min_rho"]
+                else (None, rho)
+            )
+        n_cls = int(codes.max()) + 1 if len(codes) else 0
+        if n_cls < 2:
+            return None, 0.0
+        if n_cls == 2:
+            auc = _auc(x, codes == 1)
+            auc = max(auc, 1 - auc)
+            return ("ROC AUC", auc) if auc >= self.options["min_auc"] else (None, auc)
+        bins = max(2, min(32, len(x) // 20))
+        edges = np.unique(np.quantile(x, np.linspace(0, 1, bins + 1)[1:-1]))
+        groups = np.unique(np.searchsorted(edges, x, side="right"), return_inverse=True)[1]
+        acc = _binned_accuracy(groups, codes)
+        gain = acc - np.bincount(codes).max() / len(codes)
+        return (
+            ("one-feature accuracy gain", gain)
+            if gain >= self.options["min_gain"]
+            else (None, gain)
+        )

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from datavet.auditors.base import AuditContext, Auditor, Skip, pct, rows_text
+from datavet.findings import Severity
+
+
+class TimeOrderLeakage(Auditor):
+    """Test rows older than the newest train rows, in a split meant to be by time.
+
+    **What it checks**
+    With ``--time COL`` (or the only date/time column, when there is exactly one): each split's
+    time range, how far they overlap, and (from a second pass over test) how many test rows are
+    older than the newest train row. With ``--time`` it fires whenever such rows exist. With a
+    detected column it fires only when the split looks meant to be temporal, that is when most
+    test rows are newer than all of train but some are not (at most ``max_auto_older``, 50%);
+    a random split, where nearly every test row overlaps, is not reported.
+
+    **Why it matters**
+    A model is used on the future. If the test set mixes in rows from the training period, the
+    test score includes interpolation the model will never be asked to do, and features that
+    drift with time look stable. Worse, train rows from after a test row can carry its outcome.
+
+    **How to fix**
+    Split at a cut-off time: every train row before it, every test row after it (and a gap
+    between them when labels take time to arrive).
+    """
+
+    code = "S008"
+    name = "time-order-leakage"
+    severity = Severity.WARNING
+    summary = "test rows older than the newest train rows (--time)"
+    thresholds = {"max_auto_older": 0.5}
+
+    def check(self, ctx: AuditContext):
+        if ctx.time is None:
+            raise Skip("no time column (pass --time COL)")
+        ctx.require_test()
+        a, b = ctx.train.columns.get(ctx.time), ctx.test.columns.get(ctx.time)
+        if a is None or b is None or a.tmax is None or b.tmin is None:
+            raise Skip(f"time column {ctx.time!r} has no values in a split")
+        if ctx.near is None:
+            raise Skip("the second pass over test did not run")
+        older = ctx.near["test"].older
+        if older == 0:
+            return
+        share = older / ctx.test.rows
+        if not ctx.time_declared and share > self.options["max_auto_older"]:
+            return  # a random split: overlap everywhere is expected
+        lo, hi = max(a.tmin, b.tmin), min(a.tmax, b.tmax)
+        overlap = (hi - lo) / (b.tmax - b.tmin) if b.tmax > b.tmin else 1.0
+        examples = ctx.near["test"].time_examples
+        unit = _unit(a.dtype)
+        yield self.finding(
+            f"{older:,} test rows ({pct(older, ctx.test.rows)}) are older than the newest train "
+            f"row ({_when(a.tmax, unit)}); train spans {_when(a.tmin, unit)} to "
+            f"{_when(a.tmax, unit)}, test {_when(b.tmin, unit)} to {_when(b.tmax, unit)} "
+            f"({100 * max(overlap, 0):.0f}% of test's time range overlaps train's): "
+            f"{rows_text(examples, older)}.",
+            split="test",
+            columns=(ctx.time,),
+            n_affected=older,
+            examples=examples,
+            metrics={"older_rows": older, "older_fraction": share, "range_overlap": overlap},
+            hint="split at a cut-off time: train before it, test after it",
+        )
+
+
+def _unit(dtype: str) -> str:
+    for unit in ("ns", "us", "ms"):
+        if f"[{unit}" in dtype:
+            return unit
+    return "ms" if dtype == "date64[ms]" else "s"
+
+
+def _when(value: int, unit: str) -> str:
+    per_second = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
+    try:
+        return datetime.fromtimestamp(value / per_second, tz=timezone.utc).strftime(
+            "%Y-%m-%d %H:%M:%S"
+        )
+    except (OverflowError, OSError, ValueError):
+        return str(value)
