@@ -1,0 +1,114 @@
+"""``datavet curves LOG``: diagnose a training run from its log (rules C001-C009)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+# text: the curve view (each finding with its likely causes); the others are the audit
+# renderers, so CI reads a curve report as it reads an audit (JUnit, SARIF, GitHub annotations)
+FORMATS = ("text", "json", "junit", "sarif", "github")
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "curves",
+        help="diagnose a training log: divergence, NaN, plateau, overfitting, spikes",
+        description="Read a training log (CSV, TSV, JSON lines, a GradientMonitor's saved "
+        "record), report the symptoms on its curves with the step each began and the likely "
+        "causes in the order to check them; exit 0/1/2.",
+    )
+    p.add_argument("log", metavar="LOG", help="the training log")
+    p.add_argument(
+        "--column",
+        metavar="CANONICAL=NAME",
+        action="append",
+        help="map a log column: step, epoch, train_loss, val_loss, grad_norm, lr, "
+        "train_metric, val_metric (e.g. --column train_loss=nll); repeatable",
+    )
+    p.add_argument("--classes", type=int, metavar="C", help="number of classes (ln C for C004)")
+    p.add_argument(
+        "--prior",
+        metavar="P1,P2,...",
+        help="class frequencies or counts (their entropy for C004), for imbalanced classes",
+    )
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
+    p.add_argument("--html", metavar="PATH", help="also write the HTML report (with charts)")
+    p.add_argument("--output", "-o", metavar="PATH", help="write the result here, atomically")
+    p.add_argument(
+        "--fail-on",
+        choices=("info", "warning", "error"),
+        default="error",
+        help="exit 1 when findings reach this severity (default error)",
+    )
+    p.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even with findings (never hides exit 2)"
+    )
+    p.add_argument("--select", metavar="CODES", action="append", help="curve rules to run")
+    p.add_argument("--ignore", metavar="CODES", action="append", help="curve rules to leave out")
+    p.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
+    return p
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _write(path: str, text: str) -> None:
+    """Write a result atomically; a failure is one line naming the file (the old file stays)."""
+    from datavet._io import write_atomic
+    from datavet.errors import OutputError
+
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise OutputError(path, f"cannot be written ({exc.strerror or exc})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from datavet.curves.api import diagnose_curves
+    from datavet.curves.text import render as render_text
+    from datavet.errors import UsageError
+    from datavet.report import dumps
+
+    for option, path in (("--output", args.output), ("--html", args.html)):
+        if path and isinstance(args.log, str) and _same_file(path, args.log):
+            raise UsageError(
+                f"{path}: is the log being diagnosed; {option} would write the report over it"
+            )
+    report = diagnose_curves(
+        args.log,
+        columns=args.column,
+        classes=args.classes,
+        prior=args.prior,
+        select=args.select,
+        ignore=args.ignore,
+        fail_on=args.fail_on,
+    )
+    if args.format == "text":
+        from datavet.cli import _use_colour
+
+        text = render_text(report, colour=args.output is None and _use_colour(sys.stdout))
+    elif args.format == "json":
+        text = dumps(report.to_dict()) + "\n"
+    else:
+        from datavet.output import render
+
+        text = render(report, args.format)
+    if args.html:
+        _write(args.html, report.to_html())
+        print(f"datavet: wrote {args.html}", file=sys.stderr)
+    if args.output:
+        _write(args.output, text)
+        print(f"datavet: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    code = report.exit_code()
+    if code == 1 and args.exit_zero:
+        return 0
+    return code

@@ -1,0 +1,204 @@
+"""Symptoms of a network that does not learn: the loss sits at the level of predicting the prior,
+or it barely moves at all."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from datavet.auditors.base import fmt
+from datavet.curves import signals
+from datavet.curves.base import CurveContext, CurveRule, Skip, step_text
+from datavet.findings import Severity
+
+_NAMES = {"train_loss": "training loss", "val_loss": "validation loss"}
+
+
+def _jump(ctx: CurveContext, steps: np.ndarray, values: np.ndarray, start: float) -> str | None:
+    """'the loss jumped to 107 at step 34: ...' when it ever rose to 3x its start."""
+    peak = float(np.max(values))
+    if not start > 0 or peak < 3 * start:
+        return None
+    at = float(steps[int(np.argmax(values))])
+    return (
+        f"the loss jumped to {fmt(peak)} at {ctx.at(at)}: a learning rate too high can leave "
+        "a dead network with a flat loss"
+    )
+
+
+class NoLearningPlateau(CurveRule):
+    """The loss sits at the no-learning level: ln C, or the entropy of the class prior. The
+    network predicts the prior and ignores its inputs.
+
+    **What it checks**
+    The readable part of the training loss (before any divergence or NaN), with at least
+    ``min_points`` (20) values. Its level over the last ``tail`` (20%) of the run is compared with
+    the loss of a network that outputs the class prior: ln C for balanced classes
+    (``--classes C``), the prior's entropy for imbalanced ones (``--prior 0.7,0.2,0.1``). It is
+    a plateau when the level is within ``tolerance`` (5%) of it and the last 40% of the run made
+    less than ``max_progress`` (5%) of progress. Without ``--classes`` or ``--prior`` the rule is
+    skipped.
+
+    **Why it matters**
+    The source chapter: a classifier that gives every class the same probability has loss ln C;
+    one that gives each class its frequency has the prior's entropy. That is the floor any
+    network reaches without looking at its inputs. A loss parked there means the inputs carry no
+    usable signal to the network: labels misaligned with inputs (one side shuffled), features
+    zeroed or constant, a dead network (all ReLUs off after a bad step), or a graph cut
+    (``detach``, a frozen layer) between the inputs and the loss.
+
+    **How to fix**
+    Run ``datavet audit`` on the data: B001 no-signal says whether a linear model finds any
+    signal, S003 / L002 catch label errors. Run ``datavet probe``: M002 (overfit one batch) tests
+    that the model, loss and update are wired. Look at a few samples with their labels.
+    """
+
+    code = "C004"
+    name = "no-learning-plateau"
+    severity = Severity.WARNING
+    summary = "the loss sits at ln C / the prior entropy: the network predicts the prior"
+    thresholds = {"min_points": 20, "tail": 0.2, "tolerance": 0.05, "max_progress": 0.05}
+    causes = (
+        ("data", "inputs and labels misaligned (one side shuffled), features zeroed (B001)"),
+        ("normalisation", "saturated first layer from unscaled inputs: no gradient reaches it"),
+        ("learning_rate", "so high that one early step killed the network (dead ReLUs)"),
+        ("initialisation", "activations saturated or vanishing from the first layer on"),
+        ("mask", "a mask that hides every input token (inverted 0/1)"),
+        ("loop_order", "optimizer not stepping, or given no/frozen parameters (M002)"),
+    )
+
+    def check(self, ctx: CurveContext):
+        ref = ctx.no_learning_level
+        if ref is None:
+            raise Skip("the no-learning level is unknown: pass --classes C or --prior P1,P2,...")
+        target, why = ref
+        name = ctx.primary()
+        steps, values = ctx.segment(name)
+        o = self.options
+        if len(values) < o["min_points"]:
+            raise Skip(f"fewer than {int(o['min_points'])} readable {name} values")
+        k = max(5, int(round(o["tail"] * len(values))))
+        end = signals.level(values[-k:])
+        last = values[-max(10, int(round(0.4 * len(values)))) :]
+        a, b = np.array_split(last, 2)
+        progress = 1 - signals.level(b) / signals.level(a) if signals.level(a) > 0 else 0.0
+        off = abs(end - target) / target if target > 0 else abs(end)
+        if off > o["tolerance"] or progress >= o["max_progress"]:
+            return
+        smooth = signals.rolling_median(values, max(9, len(values) // 20 | 1))
+        inside = np.abs(smooth - target) <= 2 * o["tolerance"] * target
+        outside = np.flatnonzero(~inside)
+        since = float(steps[outside[-1] + 1]) if len(outside) else float(steps[0])
+        col = ctx.column(name)
+        yield self.finding(
+            f"The {_NAMES[name]} ({col}) has sat at {fmt(end)} since {ctx.at(since)}, "
+            f"within {off:.1%} of {why} = {fmt(target)}: the network predicts the class prior "
+            "and has learned nothing from its inputs"
+            + (
+                f"; {jump}"
+                if (jump := _jump(ctx, steps, values, signals.level(values[:5])))
+                else ""
+            )
+            + ".",
+            columns=(col,),
+            examples=ctx.example([since]),
+            metrics={
+                "level": end,
+                "no_learning_level": target,
+                "relative_gap": off,
+                "since_step": since,
+                "progress": progress,
+            },
+            hint="datavet audit (B001 no-signal) and datavet probe (M002 overfit one batch)",
+        )
+        self.mark(name, since, f"at {why}")
+
+
+class LossBarelyMoves(CurveRule):
+    """The loss barely moves from where it started: a learning rate too small, or gradients that
+    vanish before they reach the weights.
+
+    **What it checks**
+    The readable part of the training loss (before any divergence or NaN), with at least
+    ``min_points`` (20) values: its level over the last 10% of the run against its first five
+    values.
+    It barely moves when it fell less than ``min_decrease`` (10%). The message adds what the log
+    says about the two usual causes: the learning rate, and the gradient norm (tiny norms point
+    at vanishing gradients; normal norms with a tiny learning rate at the learning rate).
+
+    **Why it matters**
+    The source chapter: a learning rate too small makes the loss fall very slowly, and an
+    initialisation that shrinks activations layer by layer (std 0.01 over ten tanh layers gives
+    activations around 1e-8) leaves the deep layers without signal or gradient. Either way the
+    run spends its budget standing still, and a longer run will not fix it.
+
+    **How to fix**
+    Try a learning rate 10x higher on a short run (one change, prediction first: ``datavet
+    journal``). If the gradient norm is tiny, look at the per-layer activation statistics
+    (``datavet probe``) and use a scaled initialisation (Xavier/He, std 1/sqrt(fan_in)),
+    normalisation layers or residual connections.
+    """
+
+    code = "C005"
+    name = "loss-barely-moves"
+    severity = Severity.WARNING
+    summary = "the loss barely moves from its start (lr too small, vanishing gradients)"
+    thresholds = {"min_points": 20, "min_decrease": 0.1}
+    causes = (
+        ("data", "labels unrelated to the inputs leave nothing to learn (B001)"),
+        ("normalisation", "tiny-scale inputs or targets: the gradients are tiny too (F003)"),
+        ("learning_rate", "too small (or a schedule that decays it to ~0 too early)"),
+        ("initialisation", "weights so small (or so large, saturated) that gradients vanish"),
+        ("aggregation", "a loss divided twice (mean of means, divided by the accumulation count)"),
+        ("loop_order", "optimizer given no or the wrong parameters; scheduler stepped too often"),
+    )
+
+    def check(self, ctx: CurveContext):
+        name = ctx.primary()
+        steps, values = ctx.segment(name)
+        o = self.options
+        if len(values) < o["min_points"]:
+            raise Skip(f"fewer than {int(o['min_points'])} readable {name} values")
+        start = signals.level(values[:5])  # where it started, not the first 10%: a loss that
+        _, end = signals.head_tail(values)  # fell fast and then stalled has moved
+        if not start > 0:
+            return
+        decrease = (start - end) / start
+        if decrease >= o["min_decrease"]:
+            return
+        col = ctx.column(name)
+        notes = []
+        metrics = {"start": start, "end": end, "decrease": decrease}
+        if ctx.log.has("lr"):
+            _, lr = ctx.segment("lr")
+            if len(lr):
+                notes.append(f"the learning rate is {float(np.median(lr)):.3g}")
+                metrics["lr"] = float(np.median(lr))
+        if ctx.log.has("grad_norm"):
+            _, g = ctx.segment("grad_norm")
+            if len(g):
+                med = float(np.median(g))
+                notes.append(
+                    f"the gradient norm's median is {med:.3g} (a global norm can look normal "
+                    "while the first layers get none: datavet probe M007 shows each layer)"
+                )
+                metrics["grad_norm_median"] = med
+        jump = _jump(ctx, steps, values, start)
+        if jump:
+            notes.append(jump)
+        ref = ctx.no_learning_level
+        if ref is not None and start < 0.5 * ref[0]:
+            notes.append(
+                f"it started well below {ref[1]} ({fmt(ref[0])}): a resumed or fine-tuned run "
+                "may have little left to learn"
+            )
+        yield self.finding(
+            f"The {_NAMES[name]} ({col}) barely moves: from {fmt(start)} to {fmt(end)} "
+            f"({decrease:.1%} lower) over {ctx.unit}s {step_text(float(steps[0]))}-"
+            f"{step_text(float(steps[-1]))}" + (f"; {'; '.join(notes)}" if notes else "") + ".",
+            columns=(col,),
+            examples=ctx.example([float(steps[0])]),
+            metrics=metrics,
+            hint="try the lr 10x higher on a short run; if the gradient norm is tiny, check "
+            "the initialisation (datavet probe)",
+        )
+        self.mark(name, float(steps[-1]), "barely moved")

@@ -1,0 +1,595 @@
+"""The debugging journal: one line per experiment, the prediction written before the result.
+
+The source chapter: diagnosis is experimenting, and an experiment not written down gets repeated.
+Two rules come with the format. Change one thing at a time (change the learning rate, the
+normalisation and the initialisation together and, if it works, you do not know which was
+needed). Write the prediction first (written after the result, every result seems to support
+the hypothesis; the experiments whose prediction failed teach the most). Kept with the project,
+the journal can be searched months later when the same symptom comes back.
+
+The journal is a JSON-lines file (``datavet-journal.jsonl`` in the working directory, or
+``--journal PATH`` / ``$DATAVET_JOURNAL``) and a Markdown view beside it (same name, ``.md``),
+re-rendered on every change. Every write takes a lock, reads the whole file, and replaces it
+atomically: a crash leaves the old file, two writers do not lose each other's entries, and a line
+that does not parse is kept as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import contextlib
+import datetime as _dt
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from datavet._io import write_atomic
+from datavet.errors import InputError, OutputError, UsageError
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+DEFAULT_NAME = "datavet-journal.jsonl"
+ENV = "DATAVET_JOURNAL"
+VERDICTS = ("confirmed", "refuted", "unclear")
+SCHEMA = 1
+# search weights: the symptom is what people search by
+_WEIGHTS = {"symptom": 3, "codes": 3, "hypothesis": 2, "observed": 2, "changes": 1, "prediction": 1}
+
+
+def default_path() -> Path:
+    return Path(os.environ.get(ENV) or DEFAULT_NAME)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------------------------
+# config diffs
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: obj}
+
+
+def load_config(path: str | os.PathLike) -> dict[str, Any]:
+    """A config file as flat ``{"optimizer.lr": 0.01, ...}``: JSON, TOML, YAML (when PyYAML is
+    installed), INI/CFG, or ``key=value`` lines."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(str(p), "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(str(p), f"cannot be read ({exc})") from None
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        elif suffix == ".toml":
+            data = tomllib.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            try:
+                import yaml
+            except ImportError:
+                raise InputError(str(p), "reading YAML needs PyYAML (pip install pyyaml)") from None
+            data = yaml.safe_load(text)
+        elif suffix in (".ini", ".cfg"):
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(text)
+            data = {s: dict(parser[s]) for s in parser.sections()}
+        else:
+            data = {}
+            for line in text.splitlines():
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                if "=" not in line:
+                    raise ValueError(f"line {line!r} is not key=value")
+                k, v = line.split("=", 1)
+                data[k.strip()] = v.strip()
+    except (ValueError, tomllib.TOMLDecodeError, configparser.Error) as exc:
+        raise InputError(str(p), f"is not a config file datavet can read ({exc})") from None
+    if not isinstance(data, Mapping):
+        raise InputError(str(p), "does not hold a mapping of settings")
+    return _flatten(data)
+
+
+def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list]:
+    """``{key: [old, new]}`` for every key whose value differs (None where a side lacks it)."""
+    keys = list(dict.fromkeys([*old, *new]))
+    return {k: [old.get(k), new.get(k)] for k in keys if old.get(k) != new.get(k)}
+
+
+# --------------------------------------------------------------------------------------------
+# the journal
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock on ``PATH.lock`` for the read-modify-write (POSIX; elsewhere none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(path.name + ".lock")
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class Journal:
+    """A debugging journal at ``path`` (default ``datavet-journal.jsonl`` or $DATAVET_JOURNAL).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> j = Journal(pathlib.Path(tempfile.mkdtemp()) / "journal.jsonl")
+    >>> entry, warnings = j.add(hypothesis="lr too high", changes=["lr 0.1 -> 0.01"],
+    ...                         predict="no NaN before step 5000", symptom="loss NaN at 3000")
+    >>> j.result(entry["id"], observed="no NaN in 10000 steps", verdict="confirmed")["id"]
+    1
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        if self.path.suffix.lower() == ".md":
+            raise UsageError(
+                f"the journal {self.path} would be overwritten by its own Markdown view: name "
+                "the JSON-lines file (e.g. datavet-journal.jsonl); the .md is written beside it"
+            )
+        self.markdown_path = self.path.with_suffix(".md")
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _read(self) -> list[dict | str]:
+        """Entries (dicts) and, as strings, lines that do not parse (kept, never dropped)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(str(self.path), f"cannot be read ({exc})") from None
+        items: list[dict | str] = []
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError:
+                items.append(line)
+                continue
+            ok = isinstance(item, dict) and type(item.get("id")) is int  # not a bool
+            items.append(item if ok else line)
+        return items
+
+    def entries(self) -> list[dict]:
+        return [e for e in self._read() if isinstance(e, dict)]
+
+    def unreadable(self) -> int:
+        """How many lines of the file are not entries (kept as they are)."""
+        return sum(1 for e in self._read() if isinstance(e, str))
+
+    def get(self, n: int) -> dict:
+        for e in self.entries():
+            if e["id"] == n:
+                return e
+        raise UsageError(f"the journal {self.path} has no entry {n}")
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _write(self, items: list[dict | str]) -> None:
+        lines = [i if isinstance(i, str) else json.dumps(i, ensure_ascii=False) for i in items]
+        markdown = render_markdown([i for i in items if isinstance(i, dict)], source=self.path.name)
+        jsonl = "".join(line + "\n" for line in lines)
+        for path, text in ((self.path, jsonl), (self.markdown_path, markdown)):
+            try:
+                write_atomic(path, text)
+            except OSError as exc:  # the old file stays as it was
+                raise OutputError(str(path), f"cannot be written ({exc.strerror or exc})") from None
+
+    def add(
+        self,
+        *,
+        hypothesis: str,
+        changes: Iterable[str] = (),
+        predict: str | None = None,
+        symptom: str | None = None,
+        config: Mapping[str, list] | None = None,
+        codes: Iterable[str] = (),
+        run: str | None = None,
+        now: str | None = None,
+    ) -> tuple[dict, list[str]]:
+        """Write a new entry; return it with the warnings (more than one change, no prediction)."""
+        hypothesis = (hypothesis or "").strip()
+        if not hypothesis:
+            raise UsageError("an entry needs a hypothesis (--hypothesis)")
+        changes = [c.strip() for c in changes if c and c.strip()]
+        config = dict(config or {})
+        if not changes and not config:
+            raise UsageError("an entry needs what you change (--change, or --config-diff OLD NEW)")
+        codes = sorted({_code(c) for c in codes if c and c.strip()})
+        with _locked(self.path):
+            items = self._read()
+            ids = [e["id"] for e in items if isinstance(e, dict)]
+            entry = {
+                "schema": SCHEMA,
+                "id": max(ids, default=0) + 1,
+                "created": now or _now(),
+                "symptom": (symptom or "").strip() or None,
+                "codes": codes,
+                "hypothesis": hypothesis,
+                "changes": changes,
+                "config_diff": config or None,
+                "prediction": (predict or "").strip() or None,
+                "predicted_at": (now or _now()) if (predict or "").strip() else None,
+                "run": run,
+                "result": None,
+            }
+            items.append(entry)
+            self._write(items)
+        return entry, entry_warnings(entry)
+
+    def predict(self, n: int, prediction: str, *, now: str | None = None) -> dict:
+        """Write the prediction of entry ``n``; refused once a result is recorded."""
+        prediction = (prediction or "").strip()
+        if not prediction:
+            raise UsageError("the prediction is empty")
+        with _locked(self.path):
+            items = self._read()
+            entry = self._find(items, n)
+            if entry["result"] is not None:
+                raise UsageError(
+                    f"entry {n} already has a result: a prediction written after the result "
+                    "is not a prediction; add a new entry for the next experiment"
+                )
+            if entry.get("prediction"):
+                raise UsageError(
+                    f"entry {n} already predicts {entry['prediction']!r}; a prediction is not "
+                    "rewritten (add a new entry if the experiment changed)"
+                )
+            entry["prediction"] = prediction
+            entry["predicted_at"] = now or _now()
+            self._write(items)
+        return entry
+
+    def result(
+        self, n: int, observed: str, *, verdict: str | None = None, now: str | None = None
+    ) -> dict:
+        """Close entry ``n`` with what was observed; refused without a prediction, or twice."""
+        observed = (observed or "").strip()
+        if not observed:
+            raise UsageError("the observed result is empty (--observed)")
+        if verdict is not None and verdict not in VERDICTS:
+            raise UsageError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
+        with _locked(self.path):
+            items = self._read()
+            entry = self._find(items, n)
+            if not entry.get("prediction"):
+                raise UsageError(
+                    f"entry {n} has no prediction: write what you expect before you look "
+                    f"(datavet journal predict {n} --predict ...), then record the result"
+                )
+            if entry["result"] is not None:
+                raise UsageError(
+                    f"entry {n} already has a result ({entry['result']['observed']!r}); results "
+                    "are not rewritten: add a new entry for a new run"
+                )
+            entry["result"] = {"observed": observed, "verdict": verdict, "at": now or _now()}
+            self._write(items)
+        return entry
+
+    def render(self) -> Path:
+        """Re-render the Markdown view from the JSON lines."""
+        with _locked(self.path):
+            self._write(self._read())
+        return self.markdown_path
+
+    def _find(self, items: list, n: int) -> dict:
+        for e in items:
+            if isinstance(e, dict) and e["id"] == n:
+                return e
+        raise UsageError(f"the journal {self.path} has no entry {n}")
+
+    # -- searching -----------------------------------------------------------------------------
+
+    def search(self, words: Iterable[str]) -> list[dict]:
+        """Entries matching the words (case-insensitive, any field; the symptom and the curve
+        codes weigh most), best first: entries holding every word before those holding some."""
+        terms = [w.lower() for text in words for w in re.findall(r"[\w.\-]+", text)]
+        if not terms:
+            raise UsageError("search needs at least one word")
+        scored = []
+        for e in self.entries():
+            fields = _fields(e)
+            matched, score = set(), 0
+            for t in terms:
+                for name, text in fields.items():
+                    if t in text:
+                        matched.add(t)
+                        score += _WEIGHTS[name]
+            if matched:
+                scored.append((len(matched), score, e["id"], e))
+        scored.sort(key=lambda s: (-s[0], -s[1], -s[2]))
+        return [s[3] for s in scored]
+
+
+def _code(key: str) -> str:
+    """A rule code or name (``C002``, ``loss-divergence``, ``V001``, ``M002``) -> its code."""
+    from datavet.rules import lookup
+
+    return lookup(key.strip()).code
+
+
+def _rule(code: str):
+    from datavet.rules import lookup
+
+    try:
+        return lookup(code)
+    except UsageError:
+        return None
+
+
+def late_prediction(entry: dict) -> str | None:
+    """A warning when the entry's run log (``--run PATH``) was last written before its
+    prediction: the run had finished when the prediction was written."""
+    run, at = entry.get("run"), entry.get("predicted_at")
+    if not run or not at:
+        return None
+    try:
+        mtime = Path(run).stat().st_mtime
+        predicted = _dt.datetime.fromisoformat(at).timestamp()
+    except (OSError, ValueError):
+        return None
+    if mtime < predicted - 1:  # the timestamps are to the second
+        return (
+            f"entry {entry['id']}: the run's log {run} was last written before the prediction "
+            f"({at}): a prediction written once the result exists is not a prediction"
+        )
+    return None
+
+
+def _fields(e: dict) -> dict[str, str]:
+    names = []
+    for code in e.get("codes") or ():
+        rule = _rule(str(code))
+        names.append(f"{code} {rule.name} {rule.summary}" if rule else str(code))
+    result = e.get("result") or {}
+    config = e.get("config_diff") or {}
+    return {
+        "symptom": (e.get("symptom") or "").lower(),
+        "codes": " ".join(names).lower(),
+        "hypothesis": (e.get("hypothesis") or "").lower(),
+        "observed": (result.get("observed") or "").lower(),
+        "changes": " ".join([*(e.get("changes") or []), *config]).lower(),
+        "prediction": (e.get("prediction") or "").lower(),
+    }
+
+
+def n_changes(entry: dict) -> int:
+    return max(len(entry.get("changes") or []), len(entry.get("config_diff") or {}))
+
+
+def entry_warnings(entry: dict) -> list[str]:
+    out = []
+    n = n_changes(entry)
+    if n > 1:
+        what = entry.get("changes") or []
+        keys = list(entry.get("config_diff") or {})
+        listed = "; ".join(what) if len(what) >= len(keys) else ", ".join(keys)
+        out.append(
+            f"entry {entry['id']} changes {n} things ({listed}): if the run works you will not "
+            "know which was needed. Change one thing at a time: one entry per change."
+        )
+    if not entry.get("prediction"):
+        out.append(
+            f"entry {entry['id']} has no prediction yet: write it before you run "
+            f"(datavet journal predict {entry['id']} --predict ...)."
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _cell(text: Any) -> str:
+    """Entry text in a table cell: no pipe, no line break, no raw HTML."""
+    s = "" if text is None else str(text)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def _change_text(e: dict) -> str:
+    parts = list(e.get("changes") or [])
+    for key, (old, new) in (e.get("config_diff") or {}).items():
+        parts.append(f"{key}: {json.dumps(old)} -> {json.dumps(new)}")
+    text = "; ".join(parts)
+    n = n_changes(e)
+    return f"**{n} changes** (one at a time!): {text}" if n > 1 else text
+
+
+def render_markdown(entries: list[dict], *, source: str = DEFAULT_NAME) -> str:
+    lines = [
+        "# Debugging journal",
+        "",
+        f"Generated by datavet from `{_cell(source)}`; change it with `datavet journal`, not "
+        "here. One change per entry; the prediction is written before the result.",
+        "",
+        "| # | date | symptom | hypothesis | change | prediction | result |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        symptom = e.get("symptom") or ""
+        if e.get("codes"):
+            symptom = f"{symptom} ({', '.join(e['codes'])})".strip()
+        res = e.get("result")
+        if res is None:
+            result = "*open*" if e.get("prediction") else "*no prediction yet*"
+        else:
+            result = (f"{res['verdict']}: " if res.get("verdict") else "") + res["observed"]
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    str(e["id"]),
+                    _cell((e.get("created") or "")[:10]),
+                    _cell(symptom),
+                    _cell(e.get("hypothesis")),
+                    _cell(_change_text(e)),
+                    _cell(e.get("prediction") or ""),
+                    _cell(result),
+                ]
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "journal",
+        help="the debugging journal: one change per entry, prediction before result",
+        description="Keep a debugging record in the project (JSON lines plus a Markdown "
+        "view): what you saw, what you think, the one thing you change, what you predict, "
+        "then what happened.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--journal",
+        metavar="PATH",
+        help=f"the journal file (default ${ENV} or ./{DEFAULT_NAME})",
+    )
+    common.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
+    js = p.add_subparsers(dest="journal_command", metavar="ACTION")
+    js.required = True
+    a = js.add_parser("add", parents=[common], help="write a new entry")
+    a.add_argument("--hypothesis", required=True, help="what you think causes the symptom")
+    a.add_argument(
+        "--change", action="append", default=[], help="the one thing you change (repeatable)"
+    )
+    a.add_argument("--predict", help="what you expect to see, written before you run")
+    a.add_argument("--symptom", help="what you saw, e.g. 'loss NaN at step 3000'")
+    a.add_argument(
+        "--config-diff",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="two config files (JSON, TOML, YAML, INI, key=value): the keys that differ are "
+        "recorded as the change",
+    )
+    a.add_argument(
+        "--code",
+        action="append",
+        default=[],
+        help="the finding that shows the symptom, e.g. C002 (a rule code or name; repeatable)",
+    )
+    a.add_argument(
+        "--run",
+        help="the run's log or command; a log older than the prediction is warned about when "
+        "the result is recorded",
+    )
+    pr = js.add_parser("predict", parents=[common], help="write an entry's prediction")
+    pr.add_argument("id", type=int, metavar="N")
+    pr.add_argument("--predict", required=True)
+    r = js.add_parser("result", parents=[common], help="close an entry with what happened")
+    r.add_argument("id", type=int, metavar="N")
+    r.add_argument("--observed", required=True, help="what the run showed")
+    r.add_argument("--verdict", choices=VERDICTS, help="did the prediction hold?")
+    s = js.add_parser("search", parents=[common], help="find past entries by symptom")
+    s.add_argument("words", nargs="+", metavar="WORD")
+    js.add_parser("list", parents=[common], help="one line per entry")
+    js.add_parser("show", parents=[common], help="print the Markdown view")
+    return p
+
+
+def _line(e: dict) -> str:
+    from datavet.output.text import clean
+
+    res = e.get("result")
+    state = (
+        (res.get("verdict") or "done") + f": {res['observed']}"
+        if res
+        else ("open" if e.get("prediction") else "no prediction")
+    )
+    symptom = e.get("symptom") or "-"
+    codes = f" [{', '.join(e['codes'])}]" if e.get("codes") else ""
+    return clean(
+        f"#{e['id']} {(e.get('created') or '')[:10]} {symptom}{codes} | {e['hypothesis']} | "
+        f"{_change_text(e)} | predict: {e.get('prediction') or '-'} | {state}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    journal = Journal(args.journal)
+    cmd = args.journal_command
+    if cmd == "add":
+        config = None
+        if args.config_diff:
+            old, new = (load_config(p) for p in args.config_diff)
+            config = config_diff(old, new)
+            if not config:
+                print("datavet: warning: the two configs do not differ", file=sys.stderr)
+        entry, warnings = journal.add(
+            hypothesis=args.hypothesis,
+            changes=args.change,
+            predict=args.predict,
+            symptom=args.symptom,
+            config=config,
+            codes=args.code,
+            run=args.run,
+        )
+        for w in warnings:
+            print(f"datavet: warning: {w}", file=sys.stderr)
+        print(entry["id"])
+        print(f"datavet: wrote {journal.path} and {journal.markdown_path}", file=sys.stderr)
+        return 0
+    if cmd == "predict":
+        journal.predict(args.id, args.predict)
+        print(f"datavet: entry {args.id}: prediction written", file=sys.stderr)
+        return 0
+    if cmd == "result":
+        entry = journal.result(args.id, args.observed, verdict=args.verdict)
+        late = late_prediction(entry)
+        if late:
+            print(f"datavet: warning: {late}", file=sys.stderr)
+        print(_line(entry))
+        return 0
+    if cmd == "search":
+        found = journal.search(args.words)
+        for e in found:
+            print(_line(e))
+        return 0 if found else 1
+    if cmd == "list":
+        for e in journal.entries():
+            print(_line(e))
+        bad = journal.unreadable()
+        if bad:
+            print(
+                f"datavet: warning: {bad} line(s) of {journal.path} are not entries (kept)",
+                file=sys.stderr,
+            )
+        return 0
+    sys.stdout.write(render_markdown(journal.entries(), source=journal.path.name))
+    return 0
