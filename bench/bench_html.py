@@ -22,15 +22,32 @@ import pandas as pd
 
 import datavet
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def load_time(page: Path) -> float:
     with tempfile.TemporaryDirectory() as profile:
         start = time.perf_counter()
-        subprocess.run([shutil.which("chromium"), *FLAGS, f"--user-data-dir={profile}",
-                        "--dump-dom", page.as_uri()], capture_output=True, check=True, timeout=120)
+        subprocess.run(
+            [
+                shutil.which("chromium"),
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
         return time.perf_counter() - start
 
 
@@ -43,8 +60,9 @@ def main() -> None:
     if shutil.which("chromium") is None:
         sys.exit("needs Debian's chromium")
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame(rng.normal(size=(args.rows, args.columns)),
-                         columns=[f"f{i}" for i in range(args.columns)])
+    frame = pd.DataFrame(
+        rng.normal(size=(args.rows, args.columns)), columns=[f"f{i}" for i in range(args.columns)]
+    )
     frame.iloc[:5, ::25] = np.nan
     frame["label"] = rng.integers(0, 3, args.rows)
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,8 +77,10 @@ def main() -> None:
         size = page.stat().st_size
     print(f"{args.columns} columns x {args.rows} rows, {len(report.findings)} findings")
     print(f"HTML size: {size / 1e6:.2f} MB (budget 5 MB); written in {write_s:.2f} s")
-    print(f"Chromium load: {full:.2f} s, blank page {base:.2f} s, report render {full - base:.2f} s "
-          f"(budget 2 s); medians of {args.repeat}")
+    print(
+        f"Chromium load: {full:.2f} s, blank page {base:.2f} s, report render {full - base:.2f} s "
+        f"(budget 2 s); medians of {args.repeat}"
+    )
 
 
 if __name__ == "__main__":

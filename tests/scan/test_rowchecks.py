@@ -52,7 +52,7 @@ def test_bucketed_results_merge_to_the_whole(train_data, test_data, bits):
 
 
 def test_counts_by_hand():
-    # train rows: (1, 0.5) x3 with labels 0, 0, 1; (2, nan) once. test: (2, nan) label 1, (1, 0.5) 0.
+    # train: (1, 0.5) x3 with labels 0, 0, 1; (2, nan) once. test: (2, nan) label 1, (1, 0.5) 0
     train = split_rows(
         (pa.array([1, 1, 1, 2]), pa.array([0.5, 0.5, 0.5, float("nan")])), pa.array([0, 0, 1, 1])
     )
@@ -62,6 +62,6 @@ def test_counts_by_hand():
     assert (r.conflicts["train"].n, r.conflicts["train"].groups) == (3, 1)
     assert r.overlap.n == 2 and r.overlap.examples == (0, 1)
     assert r.overlap.pairs == ((0, 3), (1, 0)) and r.overlap.groups == 2
-    # test row 0 (label 0) matches train row 3 (label 1): a conflict; test row 1 has a same-label copy
+    # test row 0 (label 0) matches train row 3 (label 1): a conflict; test row 1 has a copy
     assert r.cross_conflicts.n == 1 and r.cross_conflicts.examples == (0,)
     assert np.all(train.bucket(0)[0].pos == train.pos)

@@ -3,7 +3,9 @@
 Batches are profiled by a thread pool (pyarrow and numpy release the GIL in their kernels) and
 merged in row order, so the result is the same as a serial scan. At most ``2 x workers``
 batches are in flight: memory is bounded by the batch size (plus the row hashes, 24 bytes a
-row, and the bounded sample), not by the file size.
+row, 40 with the near-duplicate hashes, and the bounded sample), not by the file size. When the
+number of rows is known up front (Parquet, Arrow files, tables), the sample's cut-off key is
+computed first, so a batch copies only the sample rows that will stay.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import numpy as np
 
 from datavet.engines.progress import Progress
-from datavet.scan import Profile, ScanPlan
-from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TabularSource
+from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
+from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
+from datavet.sources.parquet import ArrowIpcSource, ParquetSource
 
 
 def default_workers() -> int:
@@ -32,11 +38,20 @@ def profile_source(
 ) -> Profile:
     """Fold every batch of ``source`` into one Profile."""
     workers = default_workers() if workers is None else max(1, workers)
+    if plan.sample_cut is None and _exact_rows(source) is not None:
+        plan = replace(plan, sample_cut=Reservoir.cut(source.num_rows, plan.sample_rows, plan.seed))
     restarts = 0
     while True:
         meter = Progress(f"scanning {split} ({source.name})", source.num_rows, enabled=progress)
         try:
             profile = _scan(source, plan, split, batch_rows, workers, meter)
+            if plan.sample_cut is not None and profile.sample.seen != source.num_rows:
+                raise _Overflow
+        except _Overflow:
+            # the footer's row count was wrong: the sample's cut-off and the hash arrays sized
+            # by it may be too; scan again without them
+            plan = replace(plan, sample_cut=None)
+            continue
         except SchemaRestart:
             # A CSV column held a value its inferred type could not: the source widened that
             # column (int -> float -> string); start again so every row is read with one type.
@@ -49,30 +64,139 @@ def profile_source(
         break
     profile.source = source.name
     profile.format = source.format
+    profile.hashes.consolidate()  # one array per field: no copies when the row checks read them
+    release_memory()
     return profile
+
+
+def release_memory() -> None:
+    """Hand the heap memory freed by the scan's batches back to the system (glibc keeps it in
+    per-thread arenas otherwise, and it counts in the peak RSS of what comes next)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
+def _exact_rows(source: TabularSource) -> int | None:
+    """The number of rows, when the source knows it exactly before reading."""
+    if isinstance(source, (ParquetSource, TableSource)) or (
+        isinstance(source, ArrowIpcSource) and not source.stream
+    ):
+        return source.num_rows
+    return None
+
+
+def _column_batches(source: TabularSource, columns: list[str], batch_rows: int):
+    """(offset, batch of ``columns`` only), or None when the source cannot read columns alone
+    (CSV: every byte has to be parsed anyway)."""
+    if isinstance(source, ParquetSource):
+        import pyarrow.parquet as pq
+
+        def gen():
+            offset = 0
+            for path in source.files:
+                pf = pq.ParquetFile(path)
+                for rg in range(pf.num_row_groups):
+                    for batch in pf.iter_batches(
+                        batch_size=batch_rows, row_groups=[rg], columns=columns
+                    ):
+                        yield offset, batch
+                        offset += batch.num_rows
+
+        return gen()
+    if isinstance(source, TableSource) or (
+        isinstance(source, ArrowIpcSource) and not source.stream
+    ):
+        return ((o, b.select(columns)) for o, b in source.batches(batch_rows))
+    return None
+
+
+def prescan_columns(
+    source: TabularSource, columns: list[str], *, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> dict[str, ColumnStats] | None:
+    """The statistics of a few columns, read alone (a Parquet column is read by itself): what
+    must be known before the main scan (which text columns are ID-like, so the near-duplicate
+    hashes can be computed in the same pass). None when the source cannot read columns alone."""
+    if not columns:
+        return {}
+    batches = _column_batches(source, columns, batch_rows)
+    if batches is None:
+        return None
+    stats: dict[str, ColumnStats] = {}
+    for offset, batch in batches:
+        for name, arr in zip(batch.schema.names, batch.columns):
+            part = ColumnStats.of(name, arr, offset)
+            stats[name] = stats[name].merge(part) if name in stats else part
+    return stats
+
+
+class _Overflow(Exception):
+    """The source held more rows than its metadata said."""
+
+
+class _HashStore:
+    """The split's row hashes written in place into arrays of the final size (the number of
+    rows is known up front): no list of per-batch chunks to concatenate at the end, and no
+    heap fragmented by thousands of freed 1 MB chunks."""
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        self.fields: list[np.ndarray | None] | None = None
+
+    def take(self, part: Profile) -> None:
+        """Move ``part``'s hashes into the store (``part.hashes`` is emptied)."""
+        for offset, *arrays in part.hashes.chunks:
+            if self.fields is None:
+                self.fields = [
+                    None if a is None else np.empty((self.rows, *a.shape[1:]), a.dtype)
+                    for a in arrays
+                ]
+            n = len(arrays[0])
+            if offset + n > self.rows:
+                raise _Overflow
+            for field, a in zip(self.fields, arrays):
+                if field is not None:
+                    field[offset : offset + n] = a
+        part.hashes = RowHashes()
+
+    def hashes(self) -> RowHashes:
+        if self.fields is None:
+            return RowHashes()
+        return RowHashes([(0, *self.fields)])
 
 
 def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
     profile = Profile(split=split)
+    rows = _exact_rows(source)
+    store = _HashStore(rows) if rows is not None and plan.sample_cut is not None else None
+
+    def fold(profile: Profile, part: Profile) -> Profile:
+        if store is not None:
+            store.take(part)
+        meter.update(part.rows)
+        return profile.merge(part)
+
     if workers == 1:
         for offset, batch in source.batches(batch_rows):
-            profile = profile.merge(Profile.of_batch(batch, offset, plan, split))
-            meter.update(batch.num_rows)
-        return profile
-    pending: deque = deque()
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-scan") as pool:
-        try:
-            for offset, batch in source.batches(batch_rows):
-                pending.append(pool.submit(Profile.of_batch, batch, offset, plan, split))
-                while len(pending) >= 2 * workers:
-                    part = pending.popleft().result()
-                    profile = profile.merge(part)
-                    meter.update(part.rows)
-            while pending:
-                part = pending.popleft().result()
-                profile = profile.merge(part)
-                meter.update(part.rows)
-        finally:
-            for fut in pending:
-                fut.cancel()
+            profile = fold(profile, Profile.of_batch(batch, offset, plan, split))
+    else:
+        pending: deque = deque()
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-scan") as pool:
+            try:
+                for offset, batch in source.batches(batch_rows):
+                    pending.append(pool.submit(Profile.of_batch, batch, offset, plan, split))
+                    while len(pending) >= 2 * workers:
+                        profile = fold(profile, pending.popleft().result())
+                while pending:
+                    profile = fold(profile, pending.popleft().result())
+            finally:
+                for fut in pending:
+                    fut.cancel()
+    if store is not None:
+        if profile.rows != rows:
+            raise _Overflow
+        profile.hashes = store.hashes()
     return profile

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from datavet.scan.counters import CAPACITY, ValueCounter
+from datavet.scan.kmv import KMV
 from datavet.scan.moments import Moments
 
 MAX_EXAMPLES = 5
@@ -54,7 +55,8 @@ def as_float(arr: pa.Array) -> np.ndarray:
     if not pa.types.is_float64(arr.type):
         arr = pc.cast(arr, pa.float64(), safe=False)
     out = arr.to_numpy(zero_copy_only=False)
-    return out + 0.0  # a copy (never write into Arrow memory) that also turns -0.0 into 0.0
+    with np.errstate(invalid="ignore"):  # a signalling NaN (damaged bytes) stays a NaN
+        return out + 0.0  # a copy (never write into Arrow memory) that also turns -0.0 into 0.0
 
 
 def first_positions(mask: np.ndarray, offset: int, k: int = MAX_EXAMPLES) -> tuple[int, ...]:
@@ -83,17 +85,25 @@ class ColumnStats:
     values: ValueCounter = field(default_factory=ValueCounter)  # non-missing values, inf included
     missing_rows: tuple[int, ...] = ()
     inf_rows: tuple[int, ...] = ()
+    keys: KMV | None = None  # text and integer columns: a sketch of the distinct values
+    tmin: int | None = None  # date/time columns: smallest and largest value (int64, column unit)
+    tmax: int | None = None
     numeric_text: int = 0  # text columns: values that read as numbers ("12", "1e-3", "nan")
     text_values: tuple[tuple[int, str], ...] = ()  # text columns: first non-numeric (row, value)
 
     @classmethod
-    def of(cls, name: str, arr: pa.Array, offset: int) -> ColumnStats:
+    def of(cls, name: str, arr: pa.Array, offset: int, cache: dict | None = None) -> ColumnStats:
+        """``cache``: shared with the batch's hashing (see ``hashing.column_lanes``)."""
+        from datavet.scan.hashing import float_values, string_values  # builds on this module
+
         dtype = str(arr.type)
         kind = column_kind(arr.type)
         arr = dense(arr)
         stats = cls(name=name, dtype=dtype, kind=kind, rows=len(arr))
+        if kind == "string":
+            return _string_stats(stats, string_values(arr, cache), offset)
         if kind in ("numeric", "bool"):
-            x = as_float(arr)
+            x = float_values(arr, cache)
             nan = np.isnan(x)
             pinf = np.isposinf(x)
             ninf = np.isneginf(x)
@@ -111,7 +121,9 @@ class ColumnStats:
             present = x[~nan]
             if kind == "bool":
                 present = present.astype(bool)
-            stats.values = _count(pa.array(present), offset)
+            stats.values = _count_numbers(present, offset)
+            if kind == "numeric" and pa.types.is_integer(arr.type):
+                stats.keys = _sketch(arr.drop_null())
         else:
             missing = arr.is_null()
             stats.missing = arr.null_count
@@ -120,6 +132,10 @@ class ColumnStats:
             present = arr.drop_null() if stats.missing else arr
             if kind == "string":
                 stats.numeric_text, stats.text_values = _numeric_text(arr, offset)
+                stats.keys = _sketch(present)
+            if kind == "temporal" and len(present):
+                ints = as_float(present)
+                stats.tmin, stats.tmax = int(np.min(ints)), int(np.max(ints))
             if kind in ("string", "temporal", "numeric", "bool"):
                 stats.values = _count(present, offset)
             elif kind != "null":
@@ -145,6 +161,9 @@ class ColumnStats:
             values=self.values.merge(other.values),
             missing_rows=merge_examples(self.missing_rows, other.missing_rows),
             inf_rows=merge_examples(self.inf_rows, other.inf_rows),
+            keys=_merge_optional(self.keys, other.keys, lambda a, b: a.merge(b)),
+            tmin=_merge_optional(self.tmin, other.tmin, min),
+            tmax=_merge_optional(self.tmax, other.tmax, max),
             numeric_text=self.numeric_text + other.numeric_text,
             text_values=_first_distinct(self.text_values + other.text_values),
         )
@@ -173,6 +192,56 @@ class ColumnStats:
     @property
     def is_numeric(self) -> bool:
         return self.kind == "numeric"
+
+
+def _string_stats(stats: ColumnStats, enc, offset: int) -> ColumnStats:
+    """A text column's statistics from its dictionary encoding (``hashing.Strings``): the
+    same results as counting, matching and hashing every row, at the cost of the distinct
+    values."""
+    codes, dictionary = enc.codes, enc.dictionary
+    missing = codes < 0
+    stats.missing = int(missing.sum())
+    if stats.missing:
+        stats.missing_rows = first_positions(missing, offset)
+    # keys: the KMV of the distinct values' hashes (KMV.of depends only on that set)
+    stats.keys = KMV.of(enc.dictionary_lanes()[0])
+    present = stats.rows - stats.missing
+    if present == 0:
+        return stats
+    counts = enc.counts
+    # numeric_text / text_values, as _numeric_text
+    is_number = pc.match_substring_regex(dictionary, NUMBER_PATTERN, ignore_case=True)
+    is_number = np.asarray(is_number.to_numpy(zero_copy_only=False), dtype=bool)
+    stats.numeric_text = int(counts[is_number].sum())
+    if stats.numeric_text != present:
+        row_other = ~np.where(missing, True, is_number[np.where(missing, 0, codes)])
+        other = np.flatnonzero(row_other)[:256]
+        picked = dictionary.take(pa.array(codes[other])).to_pylist()
+        stats.text_values = _first_distinct(tuple(zip((other + offset).tolist(), picked)))
+    # values, as _count(present, offset)
+    if present >= SCREEN_MIN_ROWS:
+        present_codes = codes[~missing] if stats.missing else codes
+        idx = np.random.default_rng(offset).integers(0, present, SCREEN_SAMPLE)
+        _, sample_counts = np.unique(present_codes[idx], return_counts=True)
+        if len(sample_counts) > CAPACITY and int(sample_counts.max()) <= SCREEN_MAX_REPEAT:
+            stats.values = ValueCounter(total=present, exact=False)
+            return stats
+    stats.values = ValueCounter.from_counts(dictionary, counts)
+    return stats
+
+
+def _sketch(arr: pa.Array) -> KMV:
+    from datavet.scan.hashing import hash_values  # hashing builds on this module
+
+    return KMV.of(hash_values(arr)) if len(arr) else KMV()
+
+
+def _merge_optional(a, b, how):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return how(a, b)
 
 
 NUMBER_PATTERN = (
@@ -234,6 +303,21 @@ def _no_heavy_values(arr: pa.Array, seed: int) -> bool:
     if len(vc) <= CAPACITY:
         return False
     return int(np.max(vc.field("counts").to_numpy())) <= SCREEN_MAX_REPEAT
+
+
+def _count_numbers(present: np.ndarray, seed: int) -> ValueCounter:
+    """``_count(pa.array(present), seed)`` for a NumPy array of numbers (NaN removed, -0.0 as
+    0.0) or booleans, screening the sample in NumPy: the Arrow array is built only when the
+    batch is counted exactly."""
+    if len(present) >= SCREEN_MIN_ROWS:
+        idx = np.random.default_rng(seed).integers(0, len(present), SCREEN_SAMPLE)
+        _, counts = np.unique(present[idx], return_counts=True)
+        if len(counts) > CAPACITY and int(counts.max()) <= SCREEN_MAX_REPEAT:
+            return ValueCounter(total=len(present), exact=False)
+    if len(present) == 0:
+        return ValueCounter()
+    vc = pc.value_counts(pa.array(present))
+    return ValueCounter.from_counts(vc.field("values"), vc.field("counts").to_numpy())
 
 
 def _count(arr: pa.Array, seed: int = 0) -> ValueCounter:

@@ -28,10 +28,23 @@ MISSING_HASH = _MISSING[0]  # what a missing value hashes to in lane 0 (and so a
 
 
 def _splitmix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, element-wise (a new array; ``z`` is left alone)."""
     z = z + _U(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> _U(27))) * _U(0x94D049BB133111EB)
-    return z ^ (z >> _U(31))
+    return _splitmix_inplace(z)
+
+
+def _splitmix_inplace(z: np.ndarray) -> np.ndarray:
+    """``_splitmix`` of ``z + 0x9E37...`` already added, written into ``z`` (no temporaries
+    beyond one scratch array: this runs on every value of every hashed column)."""
+    t = z >> _U(30)
+    np.bitwise_xor(z, t, out=z)
+    np.multiply(z, _U(0xBF58476D1CE4E5B9), out=z)
+    np.right_shift(z, _U(27), out=t)
+    np.bitwise_xor(z, t, out=z)
+    np.multiply(z, _U(0x94D049BB133111EB), out=z)
+    np.right_shift(z, _U(31), out=t)
+    np.bitwise_xor(z, t, out=z)
+    return z
 
 
 def _numeric_lanes(x: np.ndarray) -> list[np.ndarray]:
@@ -39,7 +52,9 @@ def _numeric_lanes(x: np.ndarray) -> list[np.ndarray]:
     bits = x.view(_U)
     out = []
     for seed, token in zip(_SEEDS, _MISSING):
-        h = _splitmix(bits ^ seed)
+        h = np.bitwise_xor(bits, seed)
+        h += _U(0x9E3779B97F4A7C15)
+        h = _splitmix_inplace(h)
         h[missing] = token
         out.append(h)
     return out
@@ -55,16 +70,71 @@ def _text_lanes(values: np.ndarray, missing: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def column_lanes(arr: pa.Array, as_number: bool = False) -> list[np.ndarray]:
+class Strings:
+    """A text column of one batch, dictionary-encoded once: each distinct value is hashed,
+    regex-matched and counted once, and rows only index into the results (no Python object
+    per row). ``codes`` index ``dictionary`` (distinct non-missing values in order of first
+    appearance, as ``pyarrow.compute.value_counts`` lists them); -1 marks a missing value."""
+
+    __slots__ = ("codes", "dictionary", "_lanes", "_counts")
+
+    def __init__(self, arr: pa.Array):
+        enc = pc.dictionary_encode(arr)
+        self.dictionary = enc.dictionary
+        self.codes = np.asarray(pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False))
+        self._lanes = None
+        self._counts = None
+
+    @property
+    def missing(self) -> np.ndarray:
+        return self.codes < 0
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Rows per dictionary value."""
+        if self._counts is None:
+            codes = self.codes[self.codes >= 0] if (self.codes < 0).any() else self.codes
+            self._counts = np.bincount(codes, minlength=len(self.dictionary)).astype(np.int64)
+        return self._counts
+
+    def dictionary_lanes(self) -> list[np.ndarray]:
+        """Both hash lanes of every dictionary value (as ``_text_lanes`` hashes them)."""
+        if self._lanes is None:
+            values = self.dictionary.to_numpy(zero_copy_only=False).astype(object)
+            self._lanes = _text_lanes(values, np.zeros(len(values), bool))
+        return self._lanes
+
+    def lanes(self) -> list[np.ndarray]:
+        return _take_lanes(self.dictionary_lanes(), self.codes)
+
+
+def _take_lanes(dictionary_lanes: list[np.ndarray], codes: np.ndarray) -> list[np.ndarray]:
+    missing = codes < 0
+    idx = np.where(missing, 0, codes) if missing.any() else codes
+    out = []
+    for lane, token in zip(dictionary_lanes, _MISSING):
+        h = lane[idx] if len(lane) else np.zeros(len(codes), _U)
+        h[missing] = token
+        out.append(h)
+    return out
+
+
+def column_lanes(
+    arr: pa.Array, as_number: bool = False, cache: dict | None = None
+) -> list[np.ndarray]:
     """Two uint64 lanes of per-value hashes for one column.
 
     ``as_number``: the column is numeric in another split, so strings that parse as numbers hash
-    as those numbers (a CSV's "1.5" equals a Parquet's 1.5).
+    as those numbers (a CSV's "1.5" equals a Parquet's 1.5). ``cache``: what the batch's other
+    passes over this column already computed (``"float"``: its values as float64,
+    ``"strings"``: its :class:`Strings` encoding); filled in here when missing.
     """
     arr = dense(arr)
     kind = column_kind(arr.type)
     if kind in ("numeric", "bool"):
-        return _numeric_lanes(as_float(arr))
+        return _numeric_lanes(float_values(arr, cache))
+    if kind == "string" and not as_number:
+        return string_values(arr, cache).lanes()
     if kind == "null":
         return _numeric_lanes(np.full(len(arr), np.nan))
     if kind == "temporal":
@@ -93,20 +163,65 @@ def column_lanes(arr: pa.Array, as_number: bool = False) -> list[np.ndarray]:
     return _text_lanes(np.where(missing, "", values).astype(object), missing)
 
 
-def hash_rows(batch: pa.RecordBatch, columns: list[str], as_number: frozenset[str]) -> np.ndarray:
-    """An (n, 2) uint64 array: the 128-bit hash of each row over ``columns`` (a missing column
-    hashes as all-missing)."""
-    n = batch.num_rows
-    acc = [np.full(n, s, dtype=_U) for s in _SEEDS]
-    names = set(batch.schema.names)
+def float_values(arr: pa.Array, cache: dict | None = None) -> np.ndarray:
+    """``as_float(arr)``, computed once per batch column when a ``cache`` is given (callers
+    only read it)."""
+    if cache is None:
+        return as_float(arr)
+    if "float" not in cache:
+        cache["float"] = as_float(arr)
+    return cache["float"]
+
+
+def string_values(arr: pa.Array, cache: dict | None = None) -> Strings:
+    if cache is None:
+        return Strings(arr)
+    if "strings" not in cache:
+        cache["strings"] = Strings(arr)
+    return cache["strings"]
+
+
+def combine_lanes(n: int, lanes_of, columns: list[str], names) -> np.ndarray:
+    """The (n, 2) row hash: lanes of ``columns`` in name order folded into two accumulators
+    (a column not in ``names`` hashes as all-missing). ``lanes_of(name)`` gives a column's
+    two lanes, already well mixed (SplitMix64 of the value), so each step is a multiply-add
+    (a bijection of the accumulator, an odd multiplier) and the result is mixed once at the
+    end: half the passes of mixing at every step."""
+    acc = np.empty((2, n), dtype=_U)
+    for j in range(2):
+        acc[j].fill(_SEEDS[j])
     for name in sorted(columns):
-        if name in names:
-            lanes = column_lanes(batch.column(name), name in as_number)
-        else:
-            lanes = [np.full(n, t, dtype=_U) for t in _MISSING]
+        lanes = lanes_of(name) if name in names else None
         for j in range(2):
-            acc[j] = _splitmix(acc[j] * _MULT + lanes[j])
-    return np.stack(acc, axis=1)
+            a = acc[j]
+            np.multiply(a, _MULT, out=a)
+            if lanes is None:
+                a += _MISSING[j]
+            else:
+                a += lanes[j]
+    for j in range(2):
+        acc[j] += _U(0x9E3779B97F4A7C15)
+        _splitmix_inplace(acc[j])
+    return np.ascontiguousarray(acc.T)
+
+
+def hash_rows(
+    batch: pa.RecordBatch,
+    columns: list[str],
+    as_number: frozenset[str],
+    caches: dict[str, dict] | None = None,
+) -> np.ndarray:
+    """An (n, 2) uint64 array: the 128-bit hash of each row over ``columns`` (a missing column
+    hashes as all-missing). ``caches``: per column name, as in :func:`column_lanes`."""
+    caches = {} if caches is None else caches
+    return combine_lanes(
+        batch.num_rows,
+        lambda name: column_lanes(
+            batch.column(name), name in as_number, caches.setdefault(name, {})
+        ),
+        columns,
+        set(batch.schema.names),
+    )
 
 
 def hash_values(arr: pa.Array) -> np.ndarray:
@@ -118,22 +233,53 @@ def hash_values(arr: pa.Array) -> np.ndarray:
 class RowHashes:
     """Row hashes of a split, in chunks keyed by their first global row.
 
-    Each chunk holds the hashes over all of the split's features, the label hashes, and, only
-    when the other split lacks some of those features, the hashes over the shared features.
+    Each chunk holds the hashes over all of the split's features, the label hashes, the hashes
+    over the shared features only when the other split lacks some of the features, and the
+    near-duplicate hashes (``scan/neardup.py``) when the scan computed them.
     """
 
-    chunks: list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]] = field(
-        default_factory=list
-    )
+    chunks: list[tuple] = field(default_factory=list)
+    # (first row, (n, 2) rows, labels, (n, 2) shared or None, (n, 2) near or None)
 
     @classmethod
     def of(
-        cls, offset: int, rows: np.ndarray, labels: np.ndarray, shared: np.ndarray | None = None
+        cls,
+        offset: int,
+        rows: np.ndarray,
+        labels: np.ndarray,
+        shared: np.ndarray | None = None,
+        near: np.ndarray | None = None,
     ) -> RowHashes:
-        return cls([(offset, rows, labels, shared)])
+        return cls([(offset, rows, labels, shared, near)])
 
     def merge(self, other: RowHashes) -> RowHashes:
         return RowHashes(sorted(self.chunks + other.chunks, key=lambda c: c[0]))
+
+    def consolidate(self) -> None:
+        """Concatenate the chunks into one, in place, freeing each chunk's arrays as soon as
+        they are copied (so the peak is one extra copy of one field, not of everything).
+        Chunks that do not cover consecutive rows are left as they are."""
+        chunks = self.chunks
+        if len(chunks) <= 1 or any(a[0] + len(a[1]) != b[0] for a, b in zip(chunks, chunks[1:])):
+            return
+        self.chunks = []
+        if any(c[3] is None for c in chunks) and not all(c[3] is None for c in chunks):
+            chunks = [c[:3] + (c[1] if c[3] is None else c[3],) + c[4:] for c in chunks]
+        fields: dict[int, np.ndarray | None] = {}
+        for f in (3, 4, 2, 1):  # shared may fall back on rows: rows last
+            parts = [c[f] for c in chunks]
+            if any(p is None for p in parts):
+                fields[f] = None  # shared and near hashes are all or nothing
+                continue
+            fields[f] = np.concatenate(parts)
+            for k, c in enumerate(chunks):  # drop this field from the chunks: frees it
+                chunks[k] = c[:f] + (None,) + c[f + 1 :]
+        self.chunks = [(chunks[0][0], fields[1], fields[2], fields[3], fields[4])]
+
+    def _positions(self) -> np.ndarray:
+        return np.concatenate(
+            [np.arange(o, o + len(r), dtype=np.int64) for o, r, *_ in self.chunks]
+        )
 
     def arrays(self, shared: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(row positions, (n, 2) feature hashes, label hashes), in row order.
@@ -141,17 +287,22 @@ class RowHashes:
         ``shared``: hashes over the features both splits have (for comparing splits)."""
         if not self.chunks:
             return np.zeros(0, np.int64), np.zeros((0, 2), _U), np.zeros(0, _U)
-        pos = np.concatenate(
-            [np.arange(o, o + len(r), dtype=np.int64) for o, r, _, _ in self.chunks]
-        )
         pick = (lambda c: c[3] if c[3] is not None else c[1]) if shared else (lambda c: c[1])
+        if len(self.chunks) == 1:
+            c = self.chunks[0]
+            return np.arange(c[0], c[0] + len(c[1]), dtype=np.int64), pick(c), c[2]
         rows = np.concatenate([pick(c) for c in self.chunks])
         labels = np.concatenate([c[2] for c in self.chunks])
-        return pos, rows, labels
+        return self._positions(), rows, labels
+
+    def near(self) -> np.ndarray | None:
+        """The (n, 2) near-duplicate hashes in row order, or None when they were not computed."""
+        if not self.chunks or any(c[4] is None for c in self.chunks):
+            return None
+        if len(self.chunks) == 1:
+            return self.chunks[0][4]
+        return np.concatenate([c[4] for c in self.chunks])
 
     @property
     def nbytes(self) -> int:
-        return sum(
-            r.nbytes + lab.nbytes + (0 if sh is None else sh.nbytes)
-            for _, r, lab, sh in self.chunks
-        )
+        return sum(sum(a.nbytes for a in c[1:] if a is not None) for c in self.chunks)

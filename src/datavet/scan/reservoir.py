@@ -27,10 +27,20 @@ class Reservoir:
     table: pa.Table | None = None
 
     @classmethod
-    def of(cls, batch: pa.RecordBatch, offset: int, k: int, seed: int = 0) -> Reservoir:
+    def of(
+        cls, batch: pa.RecordBatch, offset: int, k: int, seed: int = 0, cut: int | None = None
+    ) -> Reservoir:
+        """The sample of one batch. ``cut`` (from :meth:`cut`): the largest key the final
+        sample will hold; rows with larger keys are dropped at once (the merged result is the
+        same, and a batch no longer copies ``k`` rows only for the merge to drop them)."""
         n = batch.num_rows
         pos = np.arange(offset, offset + n, dtype=np.int64)
         keys = _splitmix(pos.astype(np.uint64) ^ np.uint64(seed))
+        if cut is not None:
+            keep = np.flatnonzero(keys <= np.uint64(cut))
+            if len(keep) <= k:
+                table = pa.Table.from_batches([batch]).take(pa.array(keep))
+                return cls(k, n, keys[keep], pos[keep], table)
         if n > k:
             keep = np.sort(np.argpartition(keys, k - 1)[:k])
             pos, keys = pos[keep], keys[keep]
@@ -55,6 +65,20 @@ class Reservoir:
         return Reservoir(
             self.k, self.seen + other.seen, keys[keep], pos[keep], table.take(pa.array(keep))
         )
+
+    @staticmethod
+    def cut(rows: int, k: int, seed: int = 0, chunk: int = 1 << 22) -> int | None:
+        """The largest key among the ``k`` smallest of rows ``0..rows-1``: the bottom-k sample
+        of those rows is exactly the rows whose key is at most this (keys are distinct: the
+        hash is a bijection). None when every row is kept. Chunked, so the memory is bounded."""
+        if rows <= k or k <= 0:
+            return None
+        best = np.zeros(0, np.uint64)
+        for start in range(0, rows, chunk):
+            pos = np.arange(start, min(rows, start + chunk), dtype=np.uint64)
+            keys = np.concatenate([best, _splitmix(pos ^ np.uint64(seed))])
+            best = np.partition(keys, k - 1)[:k] if len(keys) > k else keys
+        return int(best.max())
 
     @property
     def is_sample(self) -> bool:

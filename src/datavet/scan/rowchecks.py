@@ -9,6 +9,7 @@ holds all of them.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,6 +52,15 @@ class SplitRows:
 
     def __len__(self) -> int:
         return len(self.pos)
+
+    def repeated(self) -> np.ndarray:
+        """Indices of rows whose first hash lane occurs more than once: the only candidates for
+        duplicates and conflicts (computed once, shared by both checks)."""
+        cached = self.__dict__.get("_repeated")
+        if cached is None:
+            cached = np.flatnonzero(pd.Series(self.rows[:, 0]).duplicated(keep=False).to_numpy())
+            self.__dict__["_repeated"] = cached
+        return cached
 
 
 def _smallest(a: tuple, b: tuple, k: int = K) -> tuple:
@@ -98,19 +108,37 @@ def _frame(rows: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"h0": rows[:, 0], "h1": rows[:, 1]})
 
 
+_LAST_MATCH: dict = {}  # the last large call: weak references to its arrays, and its result
+
+
 def match_rows(rows: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """For each 128-bit row hash in ``rows``, the index of its first equal in ``reference``,
-    or -1. The first 64-bit lane finds candidates cheaply; the full 128 bits decide."""
+    or -1. The first 64-bit lane finds candidates cheaply; the full 128 bits decide.
+
+    The hash table is built over the smaller side. The last large result is kept (while its
+    arrays live): S001 and S007 both match test against train on the same exact hashes."""
+    last = _LAST_MATCH.get("last")  # one read: another thread may replace it meanwhile
+    if last is not None and last[0]() is rows and last[1]() is reference:
+        return last[2].copy()
     out = np.full(len(rows), -1, dtype=np.int64)
-    cand = np.flatnonzero(pd.Series(rows[:, 0]).isin(reference[:, 0]).to_numpy())
-    if not len(cand):
-        return out
-    ref_idx = np.flatnonzero(pd.Series(reference[:, 0]).isin(rows[cand, 0]).to_numpy())
+    if len(rows) <= len(reference):
+        ref_idx = np.flatnonzero(pd.Series(reference[:, 0]).isin(rows[:, 0]).to_numpy())
+        if not len(ref_idx):
+            return out
+        cand = np.flatnonzero(pd.Series(rows[:, 0]).isin(reference[ref_idx, 0]).to_numpy())
+    else:
+        cand = np.flatnonzero(pd.Series(rows[:, 0]).isin(reference[:, 0]).to_numpy())
+        if not len(cand):
+            return out
+        ref_idx = np.flatnonzero(pd.Series(reference[:, 0]).isin(rows[cand, 0]).to_numpy())
     ref = _frame(reference[ref_idx])
     ref["at"] = ref_idx
     ref = ref.drop_duplicates(["h0", "h1"], keep="first")
     merged = _frame(rows[cand]).merge(ref, on=["h0", "h1"], how="left", sort=False)
     out[cand] = merged["at"].fillna(-1).to_numpy(dtype=np.int64)
+    if len(reference) >= 100_000:
+        _LAST_MATCH["last"] = (weakref.ref(rows), weakref.ref(reference), out.copy())
+        weakref.finalize(rows, _LAST_MATCH.pop, "last", None)  # kept no longer than the hashes
     return out
 
 
@@ -118,7 +146,7 @@ def _duplicates(s: SplitRows) -> Count:
     if len(s) < 2:
         return Count()
     # Rows whose first lane repeats are candidates; all 128 bits plus the label decide.
-    cand = np.flatnonzero(pd.Series(s.rows[:, 0]).duplicated(keep=False).to_numpy())
+    cand = s.repeated()
     frame = pd.DataFrame({"h0": s.rows[cand, 0], "h1": s.rows[cand, 1], "y": s.labels[cand]})
     frame["row"] = s.pos[cand]
     frame = frame.sort_values("row", kind="stable")  # "earlier row" means row order
@@ -130,12 +158,14 @@ def _duplicates(s: SplitRows) -> Count:
 
 def _labelled(s: SplitRows) -> SplitRows:
     keep = s.labels != MISSING_HASH
+    if keep.all():  # nothing to drop: the same rows (and their cached candidates), no copies
+        return s
     return SplitRows(s.pos[keep], s.rows[keep], s.labels[keep], s.shared[keep])
 
 
 def _conflicts(s: SplitRows) -> Count:
     s = _labelled(s)
-    cand = np.flatnonzero(pd.Series(s.rows[:, 0]).duplicated(keep=False).to_numpy())
+    cand = s.repeated()
     if not len(cand):
         return Count()
     frame = pd.DataFrame(
@@ -164,12 +194,15 @@ def _overlap(train: SplitRows, test: SplitRows, with_labels: bool) -> tuple[Coun
     if not with_labels:
         return overlap, Count()
     tr, te = _labelled(train), _labelled(test)
-    at = match_rows(te.shared, tr.shared)
-    hit = np.flatnonzero(at >= 0)
+    if tr is not train or te is not test:
+        at = match_rows(te.shared, tr.shared)
+        hit = np.flatnonzero(at >= 0)
     if not len(hit):
         return overlap, Count()
-    # A test row conflicts when no train copy of it carries its label.
-    frame = pd.DataFrame({"h0": tr.shared[:, 0], "h1": tr.shared[:, 1], "y": tr.labels})
+    # A test row conflicts when no train copy of it carries its label. Only train rows whose
+    # first lane matches a hit can be such a copy: the rest are left out before the merge.
+    near = np.flatnonzero(pd.Series(tr.shared[:, 0]).isin(te.shared[hit, 0]).to_numpy())
+    frame = pd.DataFrame({"h0": tr.shared[near, 0], "h1": tr.shared[near, 1], "y": tr.labels[near]})
     probe = pd.DataFrame(
         {"h0": te.shared[hit, 0], "h1": te.shared[hit, 1], "y": te.labels[hit], "i": hit}
     )
