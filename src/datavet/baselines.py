@@ -25,6 +25,7 @@ from datavet.scan.columns import as_float, column_kind
 SEED = 0
 FOLDS = 5
 MAX_ONE_HOT = 20  # text columns with more distinct values are left out of the linear model
+MAX_CLASSES = 1000  # more train classes: per-class baselines are skipped (an ID-like target)
 
 
 @dataclass
@@ -78,12 +79,17 @@ def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, 
         kind = column_kind(arr.type)
         if kind in ("numeric", "bool"):
             x = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
-            data[name] = np.where(np.isfinite(x), x, np.nan)
+            x = np.where(np.isfinite(x), x, np.nan)
+            with np.errstate(all="ignore"):
+                top = np.nanmax(np.abs(x)) if np.isfinite(x).any() else 0.0
+            if top > 1e100:  # rescaled (the standardised model is the same): squares overflow
+                x = x / top
+            data[name] = x
             numeric.append(name)
         elif kind == "string":
             data[name] = arr.to_pandas().astype(object)
             text.append(name)
-    return pd.DataFrame(data), numeric, text
+    return pd.DataFrame(data, index=pd.RangeIndex(table.num_rows)), numeric, text
 
 
 def _pipeline(task: str, numeric: list[str], text: list[str]):
@@ -129,8 +135,9 @@ def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
     present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     if kind in ("numeric", "bool", "temporal"):
         y = as_float(arr)
-        present &= ~np.isnan(y)
-        if kind == "bool" or (present.any() and np.all(y[present] == np.round(y[present]))):
+        present &= np.isfinite(y)  # an infinite label is no usable label either
+        whole = present.any() and np.all(y[present] == np.round(y[present]))
+        if kind == "bool" or (whole and np.all(np.abs(y[present]) <= 2**53)):  # int64-exact
             y = np.where(present, y, 0).astype(np.int64)
     else:
         y = np.asarray(arr.to_pandas().astype(object))
@@ -179,6 +186,8 @@ def _classification(
         xe = x_ev if eval_idx is None else x_tr.iloc[eval_idx]
         ye = y_ev if eval_idx is None else y_tr[eval_idx]
         at = slice(None) if eval_idx is None else eval_idx
+        if len(ye) == 0:  # nothing to score in this fold
+            continue
         cls, cnt = np.unique(yf, return_counts=True)
         prior = cnt / cnt.sum()
         major_pred[at] = cls[np.argmax(cnt)]
@@ -235,6 +244,8 @@ def _regression(
         xf, yf = x_tr.iloc[fit_idx], y_tr[fit_idx].astype(float)
         xe = x_ev if eval_idx is None else x_tr.iloc[eval_idx]
         at = slice(None) if eval_idx is None else eval_idx
+        if len(xe) == 0:  # nothing to score in this fold
+            continue
         mean_pred[at] = yf.mean()
         model = _pipeline("regression", numeric, text)
         with warnings.catch_warnings():
@@ -304,6 +315,12 @@ def run_baselines(
         if len(classes) < 2:
             out.skipped = f"train has one class ({_py(classes[0])!r}); nothing to predict"
             return out
+        if len(classes) > MAX_CLASSES:
+            out.skipped = (
+                f"train has {len(classes):,} classes in {len(y_tr):,} labelled rows (more than "
+                f"{MAX_CLASSES:,}): per-class baselines mean nothing there (see L005)"
+            )
+            return out
         prior = counts / counts.sum()
         out.initial_loss = {
             "uniform_logits": math.log(len(classes)),
@@ -312,11 +329,18 @@ def run_baselines(
         }
     else:
         yf = y_tr.astype(float)
-        out.initial_loss = {"zero_output": float(np.mean(yf**2)), "mean_bias": float(np.var(yf))}
+        with np.errstate(over="ignore", invalid="ignore"):  # |y| > 1e154: inf, reported as null
+            out.initial_loss = {
+                "zero_output": float(np.mean(yf**2)),
+                "mean_bias": float(np.var(yf)),
+            }
 
     x_ev = y_ev = cv = None
     if test is not None and target in test.column_names:
         y_ev, keep_ev = _labels(test, target)
+        if task == "regression" and y_ev.dtype.kind not in "iufb":  # text test targets
+            y_ev = pd.to_numeric(pd.Series(y_ev, dtype=object), errors="coerce").to_numpy(float)
+            keep_ev &= np.isfinite(y_ev)
         if keep_ev.sum() >= 1:
             test = test.filter(pa.array(keep_ev))
             y_ev = y_ev[keep_ev]
@@ -348,16 +372,53 @@ def run_baselines(
     out.train_rows = len(y_tr)
     out.eval_rows = len(y_tr) if x_ev is None else len(y_ev)
     fit = _classification if task == "classification" else _regression
-    out.models, out.reference_loss, out.linear_loss = fit(
-        x_tr,
-        y_tr,
-        x_ev,
-        y_ev,
-        numeric=[c for c in numeric if c in out.features],
-        text=text,
-        cv=cv,
-    )
+    float_classes = None
+    mixed = y_ev is not None and y_ev.dtype.kind != y_tr.dtype.kind
+    if task == "classification" and y_tr.dtype.kind in "iuf" and (y_tr.dtype.kind == "f" or mixed):
+        # float classes (whole numbers past 2**53, --task classification on fractions), or test
+        # labels of another type: sklearn wants one discrete label type, so classes are fitted
+        # as their index
+        original = y_tr
+        float_classes = np.unique(y_tr.astype(float))
+        y_tr = np.searchsorted(float_classes, y_tr.astype(float))
+        if y_ev is not None:  # test labels train never has (or text): class -1, never predicted
+            ev = pd.to_numeric(pd.Series(y_ev, dtype=object), errors="coerce").to_numpy(float)
+            at = np.searchsorted(float_classes, ev).clip(0, len(float_classes) - 1)
+            y_ev = np.where(float_classes[at] == ev, at, -1)
+    # sklearn sees positional names: data's own names can collide once numpy strips them
+    # (a trailing NUL) or be anything at all
+    plain = {c: f"f{i}" for i, c in enumerate(out.features)}
+    x_tr = x_tr.set_axis([plain[c] for c in x_tr.columns], axis=1)
+    if x_ev is not None:
+        x_ev = x_ev.set_axis([plain[c] for c in x_ev.columns], axis=1)
+    with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
+        out.models, out.reference_loss, out.linear_loss = fit(
+            x_tr,
+            y_tr,
+            x_ev,
+            y_ev,
+            numeric=[plain[c] for c in numeric if c in out.features],
+            text=[plain[c] for c in text],
+            cv=cv,
+        )
+    if float_classes is not None:
+        values, counts = np.unique(original, return_counts=True)
+        major = _py(values[np.argmax(counts)])
+        out.models[0]["description"] = f"always predicts {major!r}"
     return out
+
+
+def _one_blas_thread():
+    """BLAS on one thread while fitting: on at most ``sample_rows`` rows and a few dozen
+    features each product takes well under a millisecond, and BLAS threads spinning beside
+    the scan's threads (or other work on a small machine) made the fit 3x slower."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn depends on it
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def expectation(b: Baselines) -> str | None:

@@ -25,6 +25,16 @@ class InputError(DatavetError):
         super().__init__(f"{source}: {problem}")
 
 
+class OutputError(DatavetError):
+    """A report could not be written (disk full, no permission): the message names the file.
+    Any previous report at that path is left as it was."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
 class AuditFailed(DatavetError):
     """Raised by ``Report.raise_for_findings`` when findings reach the fail-on severity."""
 

@@ -8,8 +8,8 @@ from datavet.auditors.conflicting_labels import ConflictingLabels
 from datavet.auditors.constant_feature import ConstantFeature
 from datavet.auditors.duplicate_rows import DuplicateRows
 from datavet.auditors.group_leakage import GroupLeakage
-from datavet.auditors.id_column_overlap import IdColumnOverlap
 from datavet.auditors.high_cardinality_label import HighCardinalityLabel
+from datavet.auditors.id_column_overlap import IdColumnOverlap
 from datavet.auditors.inf_values import InfValues
 from datavet.auditors.label_shift import LabelShift
 from datavet.auditors.missing_labels import MissingLabels

@@ -77,14 +77,25 @@ class LabelShift(Auditor):
         )
 
     def _means(self, ctx, train, test):
-        from scipy.stats import t as student_t
-
-        a, b = _moments(train), _moments(test)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a, b = _moments(train), _moments(test)
         if a is None or b is None:
             raise Skip("target moments unavailable (non-finite or non-numeric target)")
         (n1, m1, v1), (n2, m2, v2) = a, b
         if n1 < 2 or n2 < 2:
             raise Skip("too few labelled rows")
+        try:
+            with np.errstate(over="raise"):
+                found = list(self._compare(n1, m1, v1, n2, m2, v2, test))
+        except (OverflowError, FloatingPointError):
+            raise Skip("target values too large for float64 moments (overflow)") from None
+        yield from found
+
+    def _compare(self, n1, m1, v1, n2, m2, v2, test):
+        from scipy.stats import t as student_t
+
+        if not all(math.isfinite(x) for x in (m1, v1, m2, v2)):
+            raise OverflowError
         pooled = math.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2)) if n1 + n2 > 2 else 0
         if m1 == m2:
             return

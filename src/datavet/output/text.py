@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _COLOURS = {"error": "31", "warning": "33", "info": "36"}
 
 
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
 def clean(text: str) -> str:
-    """Data printed to a terminal cannot carry escape sequences or control characters."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Data printed to a terminal or a log cannot carry escape sequences, control characters or
+    line breaks: each comes out as a visible escape (``\\x1b``, ``\\n``), so a value can neither
+    restyle the terminal nor start a line of its own (a CI workflow command, a forged finding)."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
 def _paint(text: str, code: str, colour: bool) -> str:
@@ -55,7 +60,7 @@ def _baselines(b: dict | None) -> list[str]:
             + "".join(f"{_number(m['metrics'].get(key)):>14}" for key, _ in cols)
         )
     if b.get("expectation"):
-        out.append("  " + b["expectation"])
+        out.append("  " + clean(b["expectation"]))
     for note in b["notes"]:
         out.append(f"  note: {clean(note)}")
     return out
@@ -90,6 +95,16 @@ def render(report, *, colour: bool = False) -> str:
         lines.append(
             _paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour)
         )
+    ignored = data.get("ignored") or []
+    if ignored:
+        lines.append("")
+        lines.append(f"ignored by per-column-ignores ({len(ignored)}):")
+        for item in ignored:
+            f = item["finding"]
+            cols = clean(", ".join(repr(c) for c in f["columns"]))
+            where = f"{f['code']} {f['name']} {f['split'] or '-'} {cols}"
+            reason = clean(item["reason"].replace("\r", "\\r").replace("\n", "\\n"))
+            lines.append(f"  {where}: {reason}")
     skipped = [o for o in data["outcomes"] if o["status"] == "skipped"]
     if skipped:
         lines.append("")

@@ -17,6 +17,17 @@ import numpy as np
 CAPACITY = 1024
 
 
+def py_list(values) -> list:
+    """An Arrow array as Python values. Valid Arrow can hold dates and times that Python's
+    ``datetime`` cannot (``date32`` beyond year 9999): those come back as Arrow's own text."""
+    try:
+        return values.to_pylist()
+    except (OverflowError, ValueError):
+        import pyarrow as pa
+
+        return values.cast(pa.string()).to_pylist()
+
+
 @dataclass(slots=True)
 class ValueCounter:
     capacity: int = CAPACITY
@@ -30,7 +41,7 @@ class ValueCounter:
         counts = np.asarray(counts, dtype=np.int64)
         total = int(counts.sum())
         if len(counts) <= capacity:
-            values = values if isinstance(values, list) else values.to_pylist()
+            values = values if isinstance(values, list) else py_list(values)
             return cls(capacity, dict(zip(values, counts.tolist())), total, True)
         keep = np.argpartition(-counts, capacity)[: capacity + 1]
         sub = counts[keep]
@@ -40,7 +51,7 @@ class ValueCounter:
         picked = (
             [values[i] for i in keep.tolist()]
             if isinstance(values, list)
-            else (values.take(keep).to_pylist())
+            else (py_list(values.take(keep)))
         )
         kept = dict(zip(picked, (sub - floor).tolist()))
         return cls(capacity, kept, total, False)

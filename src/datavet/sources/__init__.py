@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from datavet.errors import InputError, UsageError
+from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor
 from datavet.sources.base import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.csv import open_csv
 from datavet.sources.frames import from_arrow, from_numpy, from_pandas
@@ -20,6 +21,7 @@ __all__ = [
     "SchemaRestart",
     "TableSource",
     "TabularSource",
+    "TensorSource",
     "open_source",
 ]
 
@@ -36,7 +38,9 @@ def _suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
-def open_path(path: str | os.PathLike, name: str | None = None) -> TabularSource:
+def open_path(
+    path: str | os.PathLike, name: str | None = None, encoding: str | None = None
+) -> TabularSource:
     path = Path(path)
     name = name or str(path)
     if not path.exists():
@@ -55,7 +59,7 @@ def open_path(path: str | os.PathLike, name: str | None = None) -> TabularSource
             "save the table as Parquet or CSV",
         )
     if kind in CSV_SUFFIXES:
-        return open_csv(path, name)
+        return open_csv(path, name, encoding)
     if kind in PARQUET_SUFFIXES:
         return open_parquet(path, name)
     if kind in ARROW_SUFFIXES:
@@ -73,16 +77,29 @@ def open_path(path: str | os.PathLike, name: str | None = None) -> TabularSource
     )
 
 
-def open_source(data: object, *, role: str = "train", target: str | None = None) -> TabularSource:
+def open_source(
+    data: object,
+    *,
+    role: str = "train",
+    target: str | None = None,
+    inputs: str | None = None,
+    channel_axis: int | str | None = None,
+    encoding: str | None = None,
+) -> TabularSource | TensorSource:
     """Open ``data`` for scanning.
 
     ``data`` may be a path (CSV, TSV, Parquet file or directory, Arrow IPC/Feather), a pandas
     DataFrame, a pyarrow Table or RecordBatch, a 2-D NumPy array, or an ``(X, y)`` pair of arrays.
+    Tensor inputs (``.npy``/``.npz``/``.pt`` paths, arrays with more than 2 dimensions, torch
+    tensors, Datasets and DataLoaders) open as a :class:`TensorSource` (see ``sources.arrays``).
+    ``encoding`` is the text encoding of CSV/TSV files (default UTF-8, checked strictly).
     """
     if isinstance(data, TabularSource):
         return data
+    if is_tensor_input(data):
+        return open_tensor(data, role=role, target=target, inputs=inputs, channel_axis=channel_axis)
     if isinstance(data, (str, os.PathLike)):
-        return open_path(data)
+        return open_path(data, encoding=encoding)
     if isinstance(data, pd.DataFrame):
         return from_pandas(data, f"<{role} DataFrame>")
     if isinstance(data, pd.Series):

@@ -34,6 +34,11 @@ class TabularSource:
     num_rows: int | None = None  # when known before reading (Parquet footer, Arrow file, frames)
     uri: str | None = None
 
+    @property
+    def order_note(self) -> str | None:
+        """How the rows are ordered when that is not simply one file's order (several files)."""
+        return None
+
     def batches(self, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterator[tuple[int, pa.RecordBatch]]:
         """Yield ``(offset, batch)`` in row order; ``offset`` is the global row of the first row."""
         offset = 0

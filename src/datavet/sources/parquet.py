@@ -44,7 +44,7 @@ class ParquetSource(TabularSource):
             label = self._label(path)
             try:
                 meta = pq.ParquetFile(path)
-            except (pa.ArrowException, OSError) as exc:
+            except (pa.ArrowException, OSError, UnicodeError, EOFError) as exc:
                 raise InputError(
                     label, f"not a readable Parquet file ({_reader_problem(exc)})"
                 ) from exc
@@ -63,6 +63,16 @@ class ParquetSource(TabularSource):
         self.check_schema()
         return self
 
+    @property
+    def order_note(self) -> str | None:
+        if len(self.files) < 2:
+            return None
+        return (
+            f"{self.name}: rows of {len(self.files)} Parquet files taken in file path order "
+            "(sorted by path, then row groups in file order); positional checks (L002, B004) "
+            "assume this order, and no sort key says it is the data's own"
+        )
+
     def _label(self, path: Path) -> str:
         return self.name if len(self.files) == 1 else f"{self.name}/{path.name}"
 
@@ -72,7 +82,7 @@ class ParquetSource(TabularSource):
             for rg in range(pf.num_row_groups):
                 try:
                     yield from pf.iter_batches(batch_size=batch_rows, row_groups=[rg])
-                except (pa.ArrowException, OSError) as exc:
+                except (pa.ArrowException, OSError, UnicodeError, EOFError) as exc:
                     raise InputError(
                         self._label(path), f"row group {rg} is corrupt ({_reader_problem(exc)})"
                     ) from exc
@@ -113,33 +123,49 @@ class ArrowIpcSource(TabularSource):
 
     def open(self) -> ArrowIpcSource:
         try:
-            reader = self._reader()
-        except pa.ArrowInvalid:
-            self.stream = True
             try:
                 reader = self._reader()
-            except (pa.ArrowException, OSError) as exc:
-                raise InputError(
-                    self.name, f"not a readable Arrow IPC/Feather file ({_reader_problem(exc)})"
-                ) from exc
-        self.schema = reader.schema
-        if not self.stream:
-            self.num_rows = sum(
-                reader.get_batch(i).num_rows for i in range(reader.num_record_batches)
-            )
+            except _IPC_ERRORS as file_error:
+                with open(self.path, "rb") as fh:
+                    if fh.read(6) == b"ARROW1":  # a damaged IPC file, not a stream: say why
+                        raise file_error
+                self.stream = True
+                reader = self._reader()
+            self.schema = reader.schema
+            if not self.stream:
+                self.num_rows = sum(
+                    self._checked(reader.get_batch(i)).num_rows
+                    for i in range(reader.num_record_batches)
+                )
+        except _IPC_ERRORS as exc:
+            raise InputError(
+                self.name, f"not a readable Arrow IPC/Feather file ({_reader_problem(exc)})"
+            ) from None
         self.check_schema()
         return self
 
+    def _checked(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """A damaged file can describe buffers it does not hold (offsets past the end, wrong
+        lengths): reading such a batch would crash the process, so each is validated first."""
+        batch.validate(full=True)
+        return batch
+
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        reader = self._reader()
         try:
+            reader = self._reader()
             if self.stream:
-                yield from reader
+                for batch in reader:
+                    yield self._checked(batch)
             else:
                 for i in range(reader.num_record_batches):
-                    yield reader.get_batch(i)
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(self.name, f"corrupt Arrow data ({_reader_problem(exc)})") from exc
+                    yield self._checked(reader.get_batch(i))
+        except _IPC_ERRORS as exc:
+            raise InputError(self.name, f"corrupt Arrow data ({_reader_problem(exc)})") from None
+
+
+# What pyarrow raises for damaged IPC data: its own errors, I/O and decompression errors, and
+# UnicodeDecodeError for schema metadata that is not text.
+_IPC_ERRORS = (pa.ArrowException, OSError, UnicodeError, ValueError, EOFError)
 
 
 def open_arrow(path: Path, name: str) -> ArrowIpcSource:
