@@ -35,13 +35,23 @@ demo: $(VENV)/.installed
 		--html reports/sample_audit.html; test $$? -eq 1
 	@$(BIN)/datavet audit sample_data/clean_train.parquet --test sample_data/clean_test.parquet \
 		--target label --format json --output reports/clean_audit.json
+	@echo "== datavet audit sample_data/images/train.npz --test sample_data/images/test.npz"
+	@$(BIN)/datavet audit sample_data/images/train.npz --test sample_data/images/test.npz \
+		--format json --output reports/images_audit.json --html reports/images_audit.html; \
+		test $$? -eq 1
+	@echo "== datavet curves sample_data/curves/lr_too_high.csv"
+	@$(BIN)/datavet curves sample_data/curves/lr_too_high.csv --html reports/curves_audit.html; \
+		test $$? -eq 1
 	@echo "== reports written:" && ls reports/*.txt reports/*.json reports/*.html
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-dev
-	$(BIN)/python bench/bench_scan.py
+	$(BIN)/python bench/bench_compare.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+.PHONY: fuzz  # long corruption fuzz of the readers (the CI budget is tests/hardening/test_fuzz.py)
+fuzz: $(VENV)/.installed-dev
+	$(BIN)/python bench/fuzz_readers.py --iterations $${FUZZ_ITERATIONS:-2000}

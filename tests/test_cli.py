@@ -54,7 +54,8 @@ def test_rules_lists_every_rule(capsys):
     assert code == 0
     assert err == ""
     lines = out.splitlines()
-    assert len(lines) == len(RULES) + 1  # a header and one line per rule
+    # header, then the data rules, the model probes and the curve rules
+    assert len(lines) == 1 + len(RULES) + len(datavet.PROBES) + len(datavet.CURVE_RULES)
     for rule, line in zip(RULES, lines[1:]):
         fields = line.split()
         assert fields[0] == rule.code

@@ -1,23 +1,32 @@
 """datavet: vet a dataset before a model is trained on it."""
 
 from datavet.api import audit
+from datavet.curves import CURVE_RULES, diagnose_curves
 from datavet.errors import AuditFailed, DatavetError, InputError, UsageError
 from datavet.findings import Finding, Outcome, Severity
+from datavet.journal import Journal
+from datavet.probes import PROBES, GradientMonitor, probe
 from datavet.report import Report
 from datavet.rules import RULES
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CURVE_RULES",
+    "PROBES",
     "RULES",
     "AuditFailed",
     "DatavetError",
     "Finding",
+    "GradientMonitor",
     "InputError",
+    "Journal",
     "Outcome",
     "Report",
     "Severity",
     "UsageError",
     "__version__",
     "audit",
+    "diagnose_curves",
+    "probe",
 ]

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import math
-import time
+import sys
+import threading
 import traceback
 from collections.abc import Mapping
+from dataclasses import replace
+from time import perf_counter
+
+import pyarrow as pa
 
 from datavet.auditors.base import AuditContext, Skip
-from datavet.engines.local import profile_source
+from datavet.config import apply_column_ignores, column_ignores
+from datavet.engines.local import prescan_columns, profile_source
 from datavet.errors import InputError, UsageError
 from datavet.findings import Outcome, Severity, Status
 from datavet.report import Report
 from datavet.rules import lookup, select_rules
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.columns import column_kind
-from datavet.sources import DEFAULT_BATCH_ROWS, TabularSource, open_source
+from datavet.scan.idlike import id_like_columns, looks_like_key_name
+from datavet.scan.neardup import NearRows, near_pass
+from datavet.scan.tensors import profile_tensors, tensor_summary
+from datavet.sources import DEFAULT_BATCH_ROWS, TabularSource, TensorSource, open_source
 from datavet.tasks import detect_task
 
 AUTO_TARGETS = ("label", "target")
@@ -30,7 +40,9 @@ def _closest(name: str, names: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _resolve_target(target: str | None, source: TabularSource) -> tuple[str | None, str | None]:
+def _resolve_target(
+    target: str | None, source: TabularSource, role: str = "target"
+) -> tuple[str | None, str | None]:
     names = source.schema.names
     if target is None:
         found = [n for n in names if n.lower() in AUTO_TARGETS]
@@ -44,13 +56,17 @@ def _resolve_target(target: str | None, source: TabularSource) -> tuple[str | No
         hint = _closest(target, names)
         maybe = f"; did you mean {hint!r}?" if hint else ""
         raise InputError(
-            source.name, f"target column {target!r} not found{maybe} Columns: {listed}"
+            source.name, f"{role} column {target!r} not found{maybe} Columns: {listed}"
         )
     return target, None
 
 
 def _plan(
-    train: TabularSource, test: TabularSource | None, target: str | None, sample_rows: int
+    train: TabularSource,
+    test: TabularSource | None,
+    target: str | None,
+    sample_rows: int,
+    group: str | None = None,
 ) -> ScanPlan:
     kinds = {f.name: column_kind(f.type) for f in train.schema}
     features = [n for n in train.schema.names if n != target]
@@ -64,13 +80,24 @@ def _plan(
                 as_number.add(n)
     return ScanPlan(
         target=target,
+        group=group,
         hash_columns=tuple(features),
         as_number=frozenset(as_number),
         sample_rows=sample_rows,
     )
 
 
-def _summary(profile: Profile) -> dict:
+def _time_range(profile: Profile, column: str | None) -> dict | None:
+    from datavet.auditors.time_order_leakage import _unit, _when
+
+    stats = profile.columns.get(column) if column else None
+    if stats is None or stats.tmin is None:
+        return None
+    unit = _unit(stats.dtype)
+    return {"column": column, "min": _when(stats.tmin, unit), "max": _when(stats.tmax, unit)}
+
+
+def _summary(profile: Profile, time_column: str | None = None) -> dict:
     columns = []
     for c in profile.columns.values():
         columns.append(
@@ -96,6 +123,9 @@ def _summary(profile: Profile) -> dict:
         "sample_rows": len(profile.sample.keys),
         "sampled": profile.sample.is_sample,
     }
+    time_range = _time_range(profile, time_column)
+    if time_range is not None:
+        out["time"] = time_range
     if profile.label is not None:
         lab = profile.label
         out["label"] = {
@@ -106,6 +136,8 @@ def _summary(profile: Profile) -> dict:
             "classes": [{"value": v, "count": n} for v, n in lab.values.most_common(50)],
             "positions": lab.positions.summary(),
         }
+    if profile.tensor is not None:
+        out["tensor"] = tensor_summary(profile)
     return out
 
 
@@ -118,12 +150,17 @@ def audit(
     test=None,
     *,
     target: str | None = None,
+    inputs: str | None = None,
+    channel_axis: int | str | None = None,
+    group: str | None = None,
+    time: str | None = None,
     task: str = "auto",
     select=None,
     ignore=None,
     fail_on: str | Severity = "error",
     severity: Mapping[str, str | Severity] | None = None,
     thresholds: Mapping[str, Mapping[str, float]] | None = None,
+    per_column_ignores=None,
     baselines: bool = True,
     engine: str = "local",
     scheduler: str | None = None,
@@ -131,6 +168,8 @@ def audit(
     progress: bool | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     sample_rows: int = 50_000,
+    encoding: str | None = None,
+    max_memory: int | str | None = None,
 ) -> Report:
     """Audit a training split (and optionally a test split) and return a :class:`Report`.
 
@@ -141,7 +180,21 @@ def audit(
         streamed in batches; nothing is loaded whole.
     target : str, optional
         The label column. Without it, a column named ``label`` or ``target`` is used if there
-        is exactly one; otherwise label rules are skipped.
+        is exactly one; otherwise label rules are skipped. For tensor inputs: the key (``.npz``
+        array, dict key) or tuple position of the labels.
+    inputs : str, optional
+        Tensor inputs only: the key or tuple position of the inputs (default: the only other
+        array, or one named ``inputs``/``x``/``images``...; position 0 of a tuple).
+    channel_axis : int or "none", optional
+        Tensor inputs only: the axis holding channels (default 1 for 4-D inputs, the last axis
+        for ``(N, T, F)`` sequences; ``"none"`` for one-channel ``(N, H, W)`` images).
+    group : str, optional
+        A column naming the subject each row belongs to (patient, user, device): S005 reports
+        groups with rows in both splits.
+    time : str, optional
+        A date/time column along which the split is meant to be made: S008 reports test rows
+        older than the newest train row. Without it, the only date/time column (if exactly one)
+        is used, and S008 reports only splits that look meant to be temporal.
     task : {"auto", "classification", "regression"}
         "auto" decides from the target's type and number of distinct values, and says why.
     select, ignore : str or list of str
@@ -152,6 +205,10 @@ def audit(
         Per-rule severity overrides, e.g. ``{"S002": "error"}``.
     thresholds : mapping, optional
         Per-rule threshold overrides, e.g. ``{"L001": {"max_ratio": 5}}``.
+    per_column_ignores : mapping, optional
+        Findings to leave out, per column, with the reason:
+        ``{"user_id": {"rules": ["S002", "F002"], "reason": "one row per event"}}`` (a column
+        name or a ``*``/``?`` pattern). They are listed in ``report.ignored`` with the reason.
     engine : {"local", "dask"}
         "local" streams batches in this process on every core (``workers`` threads); "dask"
         profiles partitions on a Dask cluster: the one at ``scheduler`` ("tcp://host:8786"),
@@ -162,6 +219,13 @@ def audit(
         Fit the mean / majority / prior / linear baselines (needs a target and a selected B
         rule). They use a uniform sample of at most ``sample_rows`` rows per split, and the
         report says so.
+    encoding : str, optional
+        The text encoding of CSV/TSV inputs (default UTF-8, checked: a byte that is not UTF-8
+        raises InputError with its offset; nothing is replaced silently).
+    max_memory : int or str, optional
+        A memory budget (bytes, or "512MB", "4GB"): the memory the audit of file inputs needs is
+        estimated from their metadata (rows x decoded row width, plus row hashes) before any
+        data is read, and InputError ("resource limit") is raised when it is over.
 
     Returns
     -------
@@ -177,20 +241,53 @@ def audit(
     >>> report.exit_code()
     1
     """
-    started = time.perf_counter()
+    started = perf_counter()
     fail_level = Severity.parse(fail_on)
     rules = select_rules(select, ignore)
     overrides = {lookup(k).code: Severity.parse(v) for k, v in (severity or {}).items()}
     tuned = {lookup(k).code: dict(v) for k, v in (thresholds or {}).items()}
     auditors = [r(severity=overrides.get(r.code), thresholds=tuned.get(r.code)) for r in rules]
+    ignores = column_ignores(per_column_ignores)
 
-    train_src = open_source(train, role="train", target=target)
-    test_src = open_source(test, role="test", target=target) if test is not None else None
-    target, target_note = _resolve_target(target, train_src)
-    plan = _plan(train_src, test_src, target, sample_rows)
+    if max_memory is not None:
+        from datavet.sources import budget
 
-    precomputed_rows = None
-    if engine == "dask":
+        budget.check(
+            [("train", train), ("test", test)],
+            budget.parse_size(max_memory),
+            batch_rows=batch_rows,
+            sample_rows=sample_rows,
+        )
+    opts = {"target": target, "inputs": inputs, "channel_axis": channel_axis}
+    if encoding is not None:
+        opts["encoding"] = encoding
+    train_src = open_source(train, role="train", **opts)
+    test_src = open_source(test, role="test", **opts) if test is not None else None
+    tensors = None  # tensor inputs: NumPy, torch (see datavet.scan.tensors)
+    if isinstance(train_src, TensorSource) or isinstance(test_src, TensorSource):
+        if group is not None or time is not None:
+            raise UsageError("group and time columns apply to tables, not tensor inputs")
+        tensors = profile_tensors(
+            train_src, test_src, sample_rows=sample_rows, batch_rows=batch_rows, workers=workers
+        )
+        target, target_note = tensors.target, tensors.target_note
+    else:
+        target, target_note = _resolve_target(target, train_src)
+    for role, column in (("group", group), ("time", time)):
+        if column is not None:
+            _resolve_target(column, train_src, role=role)
+    prefetch = None
+    if tensors is None and engine == "local":
+        prefetch = _prefetch(rules, baselines and target is not None)
+    if tensors is None:
+        plan = _plan(train_src, test_src, target, sample_rows, group=group)
+    else:
+        plan = ScanPlan(target=target, hash_columns=tuple(tensors.features))
+
+    precomputed_rows = near_guess = None
+    if tensors is not None:
+        profiles = tensors.profiles
+    elif engine == "dask":
         from datavet.engines.dask import profile_splits
 
         sources = {"train": train_src, **({"test": test_src} if test_src is not None else {})}
@@ -198,14 +295,31 @@ def audit(
             sources, plan, scheduler=scheduler, batch_rows=batch_rows
         )
     elif engine == "local":
+        # S007/S008 in the same pass when the ID-like columns can be known first (near_plan)
+        near_guess = _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_rows)
+        train_plan = plan if near_guess is None else replace(plan, **near_guess)
         profiles = {
             "train": profile_source(
-                train_src, plan, "train", batch_rows=batch_rows, workers=workers, progress=progress
+                train_src,
+                train_plan,
+                "train",
+                batch_rows=batch_rows,
+                workers=workers,
+                progress=progress,
             )
         }
         if test_src is not None:
+            test_plan = train_plan
+            newest = profiles["train"].columns.get((near_guess or {}).get("time_column"))
+            if near_guess is not None and newest is not None:
+                test_plan = replace(train_plan, time_before=newest.tmax)
             profiles["test"] = profile_source(
-                test_src, plan, "test", batch_rows=batch_rows, workers=workers, progress=progress
+                test_src,
+                test_plan,
+                "test",
+                batch_rows=batch_rows,
+                workers=workers,
+                progress=progress,
             )
     else:
         raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
@@ -214,16 +328,61 @@ def audit(
             raise InputError(src.name, "no data rows (only a header or an empty table)")
 
     notes = [target_note] if target_note else []
+    notes += [
+        src.order_note
+        for src in (train_src, test_src)
+        if isinstance(src, TabularSource) and src.order_note
+    ]
+    notes += tensors.notes if tensors is not None else []
     task_name = task_reason = None
     if target is not None:
         task_name, task_reason = detect_task(profiles["train"].label, task)
     elif task != "auto":
         raise UsageError(f"--task {task} needs a target column (--target)")
 
+    id_columns = tuple(id_like_columns(profiles["train"], exclude=(target or "", group or "")))
+    time_column, time_declared = time, time is not None
+    if time_column is None:
+        temporal = [c.name for c in profiles["train"].columns.values() if c.kind == "temporal"]
+        time_column = temporal[0] if len(temporal) == 1 else None
+    keys = {c for c in (group, *id_columns) if c}
+    near, near_columns = None, ()
+    if test_src is not None and tensors is None and any(r.code in ("S007", "S008") for r in rules):
+        near_columns = tuple(c for c in plan.hash_columns if c not in keys and c != time_column)
+        digits = next((int(a.options["digits"]) for a in auditors if a.code == "S007"), 6)
+        if engine == "local" and near_guess == {
+            "near_columns": near_columns,
+            "near_digits": digits,
+            "time_column": time_column,
+        }:  # the scan computed them: the guess made before it holds
+            near = {
+                split: NearRows.of(p.hashes, p.older if split == "test" else 0, p.older_rows)
+                for split, p in profiles.items()
+            }
+        else:
+            near = _near_pass(
+                {"train": train_src, "test": test_src},
+                profiles,
+                plan,
+                near_columns,
+                time_column,
+                batch_rows,
+                digits,
+            )
+
+    if prefetch is not None:
+        prefetch.join()  # before anything here imports what it imports
     fitted = None
     # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
     if target is not None and baselines and any(r.code.startswith("B") for r in rules):
-        fitted = _fit_baselines(profiles, target, task_name, list(plan.hash_columns))
+        features = [c for c in plan.hash_columns if c not in keys]
+        fitted = _fit_baselines(profiles, target, task_name, features)
+        left_out = [c for c in plan.hash_columns if c in keys]
+        if left_out and fitted.skipped is None:
+            fitted.notes.append(
+                "left out of the linear model as group or ID-like columns (keys, not features): "
+                + ", ".join(left_out)
+            )
         if fitted.sampled:
             notes.append(
                 f"baselines use a uniform sample of {fitted.train_rows:,} of "
@@ -237,7 +396,15 @@ def audit(
         task=task_name,
         baselines=fitted,
         precomputed_rows=precomputed_rows,
-        columns={s: _columns(src) for s, src in (("train", train_src), ("test", test_src)) if src},
+        group=group,
+        time=time_column,
+        time_declared=time_declared,
+        near=near,
+        near_columns=near_columns,
+        id_columns=id_columns,
+        columns=tensors.columns
+        if tensors is not None
+        else {s: _columns(src) for s, src in (("train", train_src), ("test", test_src)) if src},
     )
     findings, outcomes = [], []
     for auditor in auditors:
@@ -261,11 +428,11 @@ def audit(
         status = Status.FAILED if found else Status.PASSED
         outcomes.append(Outcome(auditor.code, auditor.name, status, n_findings=len(found)))
 
-    duration = time.perf_counter() - started
-    return Report(
+    duration = perf_counter() - started
+    report = Report(
         findings=findings,
         outcomes=outcomes,
-        datasets={split: _summary(p) for split, p in profiles.items()},
+        datasets={split: _summary(p, time_column) for split, p in profiles.items()},
         fail_on=fail_level,
         target=target,
         task=task_name,
@@ -274,6 +441,104 @@ def audit(
         baselines=fitted.to_dict() if fitted is not None else None,
         duration_s=duration if math.isfinite(duration) else None,
     )
+    return apply_column_ignores(report, ignores)
+
+
+SCIPY_RULES = ("L002", "L004", "B001", "B003", "B004")  # rules that import scipy.stats
+PREFETCH_SKLEARN = (
+    "sklearn.compose",
+    "sklearn.impute",
+    "sklearn.linear_model",
+    "sklearn.metrics",
+    "sklearn.pipeline",
+    "sklearn.preprocessing",
+)
+
+
+def _prefetch(rules, baselines: bool) -> threading.Thread | None:
+    """Import scipy.stats (~0.7 s) and, for the baselines, scikit-learn (~1 s more) in a
+    background thread while the scan runs: the scan spends its time in NumPy and Arrow
+    kernels that release the GIL, so the import mostly costs no wall time. ``audit`` joins the
+    thread before anything else imports them (no two threads import one package at once)."""
+    names = []
+    if any(r.code in SCIPY_RULES for r in rules):
+        names.append("scipy.stats")
+    if baselines and any(r.code.startswith("B") for r in rules):
+        names += ["scipy.stats", *PREFETCH_SKLEARN, "threadpoolctl"]
+    names = [n for n in dict.fromkeys(names) if n not in sys.modules]
+    if not names:
+        return None
+
+    def run():
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the real import, later, reports it
+                return
+
+    thread = threading.Thread(target=run, name="datavet-prefetch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_rows):
+    """What the scan needs to compute the near-duplicate hashes (S007) and count old test rows
+    (S008) in the same pass: the columns they cover leave out the ID-like ones, so those are
+    found first from the few columns that can be ID-like (text; whole numbers named like keys),
+    read alone. None when S007/S008 are not selected or the source cannot read columns alone
+    (CSV): then a second pass does it. ``audit`` checks the guess against the full scan and
+    falls back to the second pass if it differs."""
+    if test_src is None or not any(r.code in ("S007", "S008") for r in rules):
+        return None
+    kinds = {f.name: column_kind(f.type) for f in train_src.schema}
+    temporal = [n for n, k in kinds.items() if k == "temporal"]
+    time_column = time if time is not None else (temporal[0] if len(temporal) == 1 else None)
+    candidates = [
+        f.name
+        for f in train_src.schema
+        if f.name in plan.hash_columns
+        and f.name not in (plan.target, group)
+        and (
+            kinds[f.name] == "string"
+            or (
+                kinds[f.name] == "numeric"
+                and looks_like_key_name(f.name)
+                and pa.types.is_integer(getattr(f.type, "value_type", f.type))
+            )
+        )
+    ]
+    stats = prescan_columns(train_src, candidates, batch_rows=batch_rows)
+    if stats is None:
+        return None
+    exclude = (plan.target or "", group or "")
+    ids = id_like_columns(Profile(split="train", columns=stats), exclude=exclude)
+    keys = {c for c in (group, *ids) if c}
+    return {
+        "near_columns": tuple(c for c in plan.hash_columns if c not in keys and c != time_column),
+        "near_digits": next((int(a.options["digits"]) for a in auditors if a.code == "S007"), 6),
+        "time_column": time_column,
+    }
+
+
+def _near_pass(sources, profiles, plan, columns, time_column, batch_rows, digits):
+    """The second streaming pass: near-duplicate hashes of both splits, and test rows older
+    than the newest train row."""
+    newest = None
+    if time_column is not None and time_column in profiles["train"].columns:
+        newest = profiles["train"].columns[time_column].tmax
+    return {
+        split: near_pass(
+            src,
+            columns=list(columns),
+            exact_columns=list(plan.hash_columns),
+            as_number=plan.as_number,
+            time_column=time_column if split == "test" else None,
+            time_before=newest,
+            batch_rows=batch_rows,
+            digits=digits,
+        )
+        for split, src in sources.items()
+    }
 
 
 def _fit_baselines(profiles: dict[str, Profile], target: str, task: str, features: list[str]):

@@ -1,4 +1,4 @@
-"""Command line: ``datavet audit``, ``datavet rules``, ``datavet rule CODE``.
+"""Command line: ``datavet audit``, ``check``, ``config``, ``diff``, ``rules``, ``rule CODE``.
 
 Exit codes: 0 finished with nothing at or above --fail-on; 1 finished with findings at or above
 it; 2 could not audit (usage, unreadable input, missing target, a crashed rule).
@@ -12,10 +12,13 @@ import os
 import sys
 import traceback
 
+from datavet import journal as journal_cli
 from datavet._io import write_atomic
+from datavet.curves import cli as curves_cli
 from datavet.errors import DatavetError
-from datavet.output import FORMATS, render
+from datavet.output import FORMATS, _one_line, render_many
 from datavet.output.text import clean
+from datavet.probes import cli as probe_cli
 from datavet.rules import RULES, lookup
 
 
@@ -41,17 +44,44 @@ def _parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser(
         "audit",
-        help="audit a train (and test) split",
-        description="Audit TRAIN (and TEST); print findings; exit 0/1/2.",
+        help="audit a train (and test) split, or the datasets the config names",
+        description="Audit TRAIN (and TEST), or without TRAIN the datasets named in "
+        "[tool.datavet.datasets]; print findings; exit 0/1/2.",
     )
     a.add_argument(
-        "train", metavar="TRAIN", help="CSV, TSV, Parquet file or directory, Arrow/Feather"
+        "train",
+        metavar="TRAIN",
+        nargs="?",
+        help="CSV, TSV, Parquet file or directory, Arrow/Feather; tensors: .npy, .npz, .pt "
+        "(default: the config's datasets)",
+    )
+    a.add_argument(
+        "--dataset",
+        metavar="NAME",
+        action="append",
+        help="audit this dataset of the config (repeatable; default: all of them)",
     )
     a.add_argument("--test", metavar="TEST", help="the test split, same formats")
     a.add_argument(
         "--target", metavar="COL", help="label column (default: a column named label/target)"
     )
-    a.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
+    a.add_argument(
+        "--inputs",
+        metavar="KEY",
+        help="tensor inputs (.npz, .pt, dict or tuple batches): the key or position of the "
+        "inputs; --target then names the labels' key or position",
+    )
+    a.add_argument(
+        "--channel-axis",
+        metavar="AXIS",
+        help="tensor inputs: the axis holding channels, or 'none' (default: 1 for 4-D inputs, "
+        "the last axis for (N, T, F) sequences)",
+    )
+    a.add_argument(
+        "--task",
+        choices=("auto", "classification", "regression"),
+        help="default: the config's, else auto",
+    )
     a.add_argument(
         "--format", choices=sorted(FORMATS), default="text", help="output format (default text)"
     )
@@ -65,8 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--fail-on",
         choices=("info", "warning", "error"),
-        default="error",
-        help="exit 1 when findings reach this severity (default error)",
+        help="exit 1 when findings reach this severity (default: the config's, else error)",
     )
     a.add_argument(
         "--exit-zero",
@@ -80,6 +109,26 @@ def _parser() -> argparse.ArgumentParser:
         help="rules to run: codes, prefixes or names, comma-separated (default all)",
     )
     a.add_argument("--ignore", metavar="CODES", action="append", help="rules to leave out")
+    a.add_argument(
+        "--extend-select", metavar="CODES", action="append", help="rules to add to the selection"
+    )
+    a.add_argument(
+        "--config",
+        metavar="PATH",
+        help="a datavet.toml or pyproject.toml (default: the nearest one above the working "
+        "directory that configures datavet)",
+    )
+    a.add_argument("--isolated", action="store_true", help="ignore every config file")
+    a.add_argument(
+        "--group",
+        metavar="COL",
+        help="the column naming each row's subject (patient, user, device): S005",
+    )
+    a.add_argument(
+        "--time",
+        metavar="COL",
+        help="the date/time column the split is meant to follow: S008",
+    )
     a.add_argument(
         "--engine",
         choices=("local", "dask"),
@@ -104,16 +153,78 @@ def _parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip fitting the baselines (the B rules are then skipped)",
     )
+    a.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="text encoding of CSV/TSV inputs (default utf-8, checked strictly: an invalid byte "
+        "is an error naming its offset, never replaced)",
+    )
+    a.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="refuse inputs whose audit needs more memory than SIZE (512MB, 4GB), estimated "
+        "from the files' metadata before reading: decompression bombs stop here",
+    )
     a.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
 
+    c = sub.add_parser(
+        "check",
+        help="audit each data FILE (the pre-commit hook)",
+        description="Audit each FILE; a file that a config dataset names is audited as that "
+        "dataset (with its other split). Exit 0/1/2, the worst of all.",
+    )
+    c.add_argument("files", metavar="FILE", nargs="+", help="data files")
+    _share(a, c, exclude={"help", "train", "test", "dataset"})
+
+    cf = sub.add_parser(
+        "config",
+        help="print the resolved settings",
+        description="Print the settings an audit here would use: the config file, with any "
+        "flags given over it.",
+    )
+    cf.add_argument("--format", choices=("toml", "json"), default="toml")
+    _share(a, cf, only={"config", "isolated", "select", "extend_select", "ignore", "fail_on"})
+
+    d = sub.add_parser(
+        "diff",
+        help="findings that appeared or went away between two JSON reports",
+        description="Compare two `datavet audit --format json` reports of a dataset. Exit 0: "
+        "nothing new at or above --fail-on; 1: something new (or worse) at or above it; 2: "
+        "could not compare, or the new audit did not finish.",
+    )
+    d.add_argument("old", metavar="OLD", help="the earlier report (JSON)")
+    d.add_argument("new", metavar="NEW", help="the later report (JSON)")
+    d.add_argument(
+        "--fail-on",
+        choices=("info", "warning", "error"),
+        help="the severity at which a new finding fails (default: the new report's fail-on)",
+    )
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    d.add_argument("--output", "-o", metavar="PATH", help="write the result here")
+
+    probe_cli.add_parser(sub)
+    curves_cli.add_parser(sub)
+    journal_cli.add_parser(sub)
     sub.add_parser("rules", help="list every rule")
     r = sub.add_parser("rule", help="explain one rule")
     r.add_argument("code", metavar="CODE", help="a rule code (V001) or name (nan-values)")
     return parser
 
 
+def _share(src, dst, *, only=None, exclude=()) -> None:
+    """Give ``dst`` options of ``src``, as argparse's ``parents=`` does (sharing the actions),
+    so ``check`` keeps every ``audit`` option, including ones added later."""
+    for action in src._actions:
+        if action.dest in exclude or (only is not None and action.dest not in only):
+            continue
+        dst._add_action(action)
+
+
 def _cmd_rules() -> int:
-    rows = [(r.code, r.name, r.severity.label, r.summary) for r in RULES]
+    from datavet.curves.registry import CURVE_RULES
+    from datavet.probes.registry import PROBES
+
+    rows = [(r.code, r.name, r.severity.label, r.summary) for r in (*RULES, *PROBES, *CURVE_RULES)]
     w = [max(len(row[i]) for row in rows) for i in range(3)]
     print(f"{'code':<{w[0]}}  {'name':<{w[1]}}  {'default':<{max(w[2], 7)}}  summary")
     for code, name, sev, summary in rows:
@@ -131,41 +242,135 @@ def _cmd_rule(key: str) -> int:
     return 0
 
 
-def _cmd_audit(args: argparse.Namespace) -> int:
+def _audit_job(args: argparse.Namespace, settings, job):
     from datavet.api import audit
 
-    report = audit(
-        args.train,
-        args.test,
-        target=args.target,
-        task=args.task,
-        select=args.select,
-        ignore=args.ignore,
-        fail_on=args.fail_on,
-        baselines=args.baselines,
+    return audit(
+        job.train,
+        job.test,
+        target=job.target,
+        inputs=getattr(args, "inputs", None) or job.inputs,
+        channel_axis=getattr(args, "channel_axis", None),
+        task=job.task,
+        **settings.audit_options(),
+        group=args.group or job.group,
+        time=args.time or job.time,
         engine=args.engine,
         scheduler=args.scheduler,
         workers=args.workers,
         progress=args.progress,
+        encoding=getattr(args, "encoding", None),
+        max_memory=getattr(args, "max_memory", None),
     )
-    if args.format == "text":
-        colour = args.output is None and _use_colour(sys.stdout)
-        text = render(report, "text", colour=colour)
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _refuse_overwriting_inputs(args: argparse.Namespace, jobs) -> None:
+    """``--output train.csv`` is a slip of the fingers that would destroy the data audited:
+    refuse before reading anything. A report written inside an input directory (a Parquet
+    dataset) would become part of it: refused too."""
+    from datavet import config
+    from datavet.errors import UsageError
+
+    for job in jobs:
+        outputs = []
+        if args.output:
+            outputs.append(("--output", args.output))
+        if args.html:
+            html = args.html if len(jobs) == 1 else config.per_dataset_path(args.html, job)
+            outputs.append(("--html", html))
+        for split, data in (("train", job.train), ("test", job.test)):
+            if not isinstance(data, (str, os.PathLike)):
+                continue
+            for option, out in outputs:
+                inside = os.path.isdir(data) and os.path.abspath(out).startswith(
+                    os.path.join(os.path.abspath(data), "")
+                )
+                if _same_file(out, data) or inside:
+                    raise UsageError(
+                        f"{_one_line(out)}: {option} would overwrite the {split} input "
+                        f"{_one_line(data)}; write the report to another path"
+                    )
+
+
+def _write(path, write, *args) -> None:
+    """Run ``write(path, *args)``; an OS failure (disk full, no permission) is a one-line
+    error naming the file, not an internal error. The previous file is left intact."""
+    from datavet.errors import OutputError
+
+    try:
+        write(path, *args)
+    except OSError as exc:
+        raise OutputError(str(path), f"cannot write the report: {exc.strerror or exc}") from None
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from datavet import config
+    from datavet.errors import UsageError
+    from datavet.output import github
+
+    settings = config.from_args(args)
+    if args.command == "check":
+        jobs = config.plan_files(settings, args.files, args)
     else:
-        text = render(report, args.format)
+        jobs = config.plan(settings, args)
+    _refuse_overwriting_inputs(args, jobs)
+    if args.format == "json" and len(jobs) > 1:
+        names = ", ".join(j.name or j.train for j in jobs)
+        raise UsageError(f"--format json holds one report; {len(jobs)} to audit ({names})")
+    results = []
+    for job in jobs:
+        if len(jobs) > 1:
+            print(f"datavet: auditing {_one_line(job.name or job.train)}", file=sys.stderr)
+        results.append((job, _audit_job(args, settings, job)))
+    # several audits: each is named (a file outside the config by its path)
+    items = [
+        (job.name or (job.train if len(jobs) > 1 else None), report, job.locations)
+        for job, report in results
+    ]
+    options = {}
+    if args.format == "text":
+        options["colour"] = args.output is None and _use_colour(sys.stdout)
+    text = render_many(items, args.format, **options)
     if args.html:
-        report.save_html(args.html)
-        print(f"datavet: wrote {args.html}", file=sys.stderr)
+        for job, report in results:
+            path = args.html if len(results) == 1 else config.per_dataset_path(args.html, job)
+            _write(path, report.save_html)
+            print(f"datavet: wrote {path}", file=sys.stderr)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if args.format == "github" and summary:
+        _write(summary, github.write_summary, items)
     if args.output:
-        write_atomic(args.output, text)
+        _write(args.output, write_atomic, text)
         print(f"datavet: wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
-    code = report.exit_code()
+    code = max(report.exit_code() for _, report in results)
     if code == 1 and args.exit_zero:
         return 0
     return code
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    from datavet import config
+    from datavet.report import dumps
+
+    settings = config.from_args(args)
+    if args.format == "json":
+        payload = {"config": str(settings.config) if settings.config else None}
+        payload.update(settings.to_dict())
+        payload["rules"] = [r.code for r in settings.rules()]
+        sys.stdout.write(dumps(payload) + "\n")
+    else:
+        sys.stdout.write(settings.to_toml())
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,10 +378,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     verbose = getattr(args, "verbose", False)
     try:
+        if args.command == "probe":
+            return probe_cli.run(args)
+        if args.command == "curves":
+            return curves_cli.run(args)
+        if args.command == "journal":
+            return journal_cli.run(args)
         if args.command == "rules":
             return _cmd_rules()
         if args.command == "rule":
             return _cmd_rule(args.code)
+        if args.command == "config":
+            return _cmd_config(args)
+        if args.command == "diff":
+            from datavet.diff import run
+
+            return run(args)
         return _cmd_audit(args)
     except DatavetError as exc:
         if verbose:

@@ -242,3 +242,43 @@ def test_a_thousand_column_report_stays_under_five_megabytes():
     assert [r["name"] for r in vm["tables"][0]["head"][:20]] == [
         f"f{i}" for i in range(0, 1000, 50)
     ]
+
+
+def test_leakage_section_lists_time_ranges_and_group_overlap():
+    rng = np.random.default_rng(1)
+    n = 1000
+    df = pd.DataFrame(
+        {
+            "when": pd.date_range("2024-01-01", periods=n, freq="h"),
+            "patient_id": np.repeat(np.arange(200), 5),
+            "a": rng.normal(size=n),
+            "label": rng.integers(0, 2, n),
+        }
+    )
+    train, test = df.iloc[:800], df.iloc[795:]  # patient 159 straddles, 5 old rows
+    report = datavet.audit(train, test, target="label", group="patient_id")
+    vm = html.view_model(report.to_dict())
+    times = {t["split"]: t for t in vm["leakage"]["times"]}
+    assert times["train"]["max"] == "2024-02-03 07:00:00"
+    assert times["test"]["min"] == "2024-02-03 03:00:00"
+    codes = [f["code"] for f in vm["leakage"]["findings"]]
+    assert "S005" in codes and "S008" in codes and "S001" in codes
+    text = report.to_html()
+    assert "data-test-leakage" in text and "data-test-time-ranges" in text
+
+
+def test_ignored_findings_are_listed_with_their_reason():
+    report = datavet.audit(
+        SAMPLE / "planted_train.csv",
+        SAMPLE / "planted_test.csv",
+        target="label",
+        per_column_ignores={"x3": {"rules": ["F001"], "reason": "bias <input> on purpose"}},
+    )
+    vm = html.view_model(report.to_dict())
+    (ignored,) = vm["ignored"]
+    assert ignored["code"] == "F001" and ignored["columns"] == "x3"
+    assert ignored["reason"] == "bias <input> on purpose"
+    page = report.to_html()
+    assert 'data-test-ignored-finding="F001"' in page
+    assert "Ignored: bias &lt;input&gt; on purpose" in page
+    assert 'data-test-finding="F001"' not in page  # not among the findings

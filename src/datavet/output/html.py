@@ -14,7 +14,7 @@ from importlib import resources
 
 import jinja2
 
-from datavet.output import svg
+from datavet.output import html_curves, html_probes, html_tensors, svg
 
 SEVERITIES = ("error", "warning", "info")
 MAX_EXAMPLES_SHOWN = 5
@@ -104,7 +104,7 @@ def _findings(d: dict) -> tuple[list[dict], list[dict]]:
                 "name": f["name"],
                 "severity": sev,
                 "message": f["message"],
-                "split": f["split"] or "both",
+                "split": f["split"] or ("" if d.get("curves") else "both"),
                 "columns": f["columns"],
                 "examples": _examples(f),
                 "hint": f["hint"],
@@ -341,11 +341,38 @@ def _drift_charts(d: dict) -> list[dict]:
     return charts
 
 
+LEAKAGE_RULES = ("S001", "S005", "S006", "S007", "S008", "B003", "B004")
+
+
+def _leakage(d: dict) -> dict | None:
+    """Time ranges per split and the leakage findings, for the split-leakage section."""
+    times = [{"split": s, **ds["time"]} for s, ds in d["datasets"].items() if ds.get("time")]
+    found = [
+        {"code": f["code"], "name": f["name"], "severity": f["severity"], "message": f["message"]}
+        for f in d["findings"]
+        if f["code"] in LEAKAGE_RULES
+    ]
+    if not times and not found:
+        return None
+    return {"times": times, "findings": found}
+
+
 def view_model(data: dict) -> dict:
     """Every decision the page needs, as plain data."""
     groups, first = _findings(data)
     outcomes = data["outcomes"]
+    # what the page is about: an audit of data, a training log, or a model (probes only)
+    if data.get("curves"):
+        kind, unit = "curves", "Steps"
+    elif data.get("probes") and not data["datasets"]:
+        kind, unit = "probe", "Samples"
+    else:
+        kind = "audit"
+        unit = "Samples" if any(ds.get("tensor") for ds in data["datasets"].values()) else "Rows"
     return {
+        "kind": kind,
+        "heading": f"datavet {kind}",
+        "examples_label": unit,
         "title": "datavet audit: "
         + " / ".join(str(ds["source"]) for ds in data["datasets"].values()),
         "version": data["version"],
@@ -372,6 +399,20 @@ def view_model(data: dict) -> dict:
         "baselines": _baselines(data.get("baselines")),
         "class_chart": _class_chart(data),
         "drift_charts": _drift_charts(data),
+        "tensors": html_tensors.tensor_view(data),  # None for tables
+        "leakage": _leakage(data),
+        "ignored": [
+            {
+                "code": i["finding"]["code"],
+                "name": i["finding"]["name"],
+                "severity": i["finding"]["severity"],
+                "split": i["finding"]["split"],
+                "columns": ", ".join(i["finding"]["columns"]),
+                "message": i["finding"]["message"],
+                "reason": i["reason"],
+            }
+            for i in data.get("ignored", [])
+        ],
         "checks": {
             "ran": sum(o["status"] in ("passed", "failed") for o in outcomes),
             "passed": [o["code"] for o in outcomes if o["status"] == "passed"],
@@ -391,6 +432,8 @@ def view_model(data: dict) -> dict:
                 if o["status"] == "crashed"
             ],
         },
+        **html_probes.overrides(data),  # "probes" (None without probes); a probe report's title
+        **html_curves.overrides(data),  # "curves" (None without a training log); its title
     }
 
 

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from datavet.scan.columns import ColumnStats
+from datavet.scan.columns import ColumnStats, merge_examples
+from datavet.scan.groups import GroupCounts
 from datavet.scan.hashing import RowHashes, hash_rows, hash_values
 from datavet.scan.labels import LabelStats
+from datavet.scan.neardup import near_rows
+from datavet.scan.neardup import older_rows as _older_rows
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
+
+if TYPE_CHECKING:
+    from datavet.scan.tensors import TensorStats
 
 
 @dataclass(frozen=True)
@@ -22,10 +29,20 @@ class ScanPlan:
     """
 
     target: str | None = None
+    group: str | None = None  # a declared group (subject) column: rows per group are counted
     hash_columns: tuple[str, ...] = ()
     as_number: frozenset[str] = frozenset()
     sample_rows: int = DEFAULT_SAMPLE_ROWS
     seed: int = 0
+    # Sample keys above this are never in the final sample (set when the number of rows is known
+    # before the scan, see ``Reservoir.cut``): batches then copy only the rows that will stay.
+    sample_cut: int | None = None
+    # Near-duplicate hashes (S007) over these columns, computed in the same pass (None: not here)
+    near_columns: tuple[str, ...] | None = None
+    near_digits: int = 6
+    # S008: rows of ``time_column`` older than ``time_before`` (the newest train time) are counted
+    time_column: str | None = None
+    time_before: int | None = None
 
 
 @dataclass
@@ -39,36 +56,59 @@ class Profile:
     label: LabelStats | None = None
     hashes: RowHashes = field(default_factory=RowHashes)
     sample: Reservoir = field(default_factory=Reservoir)
+    groups: GroupCounts | None = None
     source: str | None = None
     format: str | None = None
+    tensor: TensorStats | None = None  # tensor inputs only: layout, per position, thumbnails
+    older: int = 0  # rows older than ScanPlan.time_before (S008), when the scan counted them
+    older_rows: tuple[int, ...] = ()  # the first of them
 
     @classmethod
     def of_batch(cls, batch: pa.RecordBatch, offset: int, plan: ScanPlan, split: str) -> Profile:
+        caches: dict[str, dict] = {}  # per column: what one computation leaves for the next
         columns = {}
         label = None
         for name, arr in zip(batch.schema.names, batch.columns):
             if name == plan.target:
                 label = LabelStats.of(name, arr, offset)
             else:
-                columns[name] = ColumnStats.of(name, arr, offset)
+                columns[name] = ColumnStats.of(name, arr, offset, caches.setdefault(name, {}))
         # S002 compares a split's rows on all its features; S001 compares splits on the
         # features they share. Hash twice only when those differ.
         features = [n for n in batch.schema.names if n != plan.target]
-        rows = hash_rows(batch, features, plan.as_number)
+        rows = hash_rows(batch, features, plan.as_number, caches)
         shared = None
         if set(features) != set(plan.hash_columns):
-            shared = hash_rows(batch, list(plan.hash_columns), plan.as_number)
+            shared = hash_rows(batch, list(plan.hash_columns), plan.as_number, caches)
         if plan.target is not None and plan.target in batch.schema.names:
             labels = hash_values(batch.column(plan.target))
         else:
             labels = np.zeros(batch.num_rows, np.uint64)
+        near = None
+        if plan.near_columns is not None:
+            near = near_rows(batch, list(plan.near_columns), plan.near_digits, caches)
+        older, older_rows = 0, ()
+        if (
+            plan.time_column is not None
+            and plan.time_before is not None
+            and plan.time_column in batch.schema.names
+        ):
+            time = batch.column(plan.time_column)
+            older, older_rows = _older_rows(time, plan.time_before, offset)
+        del caches
+        groups = None
+        if plan.group is not None and plan.group in batch.schema.names:
+            groups = GroupCounts.of(batch.column(plan.group), offset)
         return cls(
             split=split,
             rows=batch.num_rows,
             columns=columns,
             label=label,
-            hashes=RowHashes.of(offset, rows, labels, shared),
-            sample=Reservoir.of(batch, offset, plan.sample_rows, plan.seed),
+            groups=groups,
+            hashes=RowHashes.of(offset, rows, labels, shared, near),
+            sample=Reservoir.of(batch, offset, plan.sample_rows, plan.seed, plan.sample_cut),
+            older=older,
+            older_rows=older_rows,
         )
 
     def merge(self, other: Profile) -> Profile:
@@ -93,8 +133,20 @@ class Profile:
             label=label,
             hashes=self.hashes.merge(other.hashes),
             sample=self.sample.merge(other.sample),
+            groups=(
+                self.groups.merge(other.groups)
+                if self.groups is not None and other.groups is not None
+                else self.groups or other.groups
+            ),
             source=self.source or other.source,
             format=self.format or other.format,
+            tensor=(
+                self.tensor.merge(other.tensor)
+                if self.tensor is not None and other.tensor is not None
+                else self.tensor or other.tensor
+            ),
+            older=self.older + other.older,
+            older_rows=merge_examples(self.older_rows, other.older_rows),
         )
 
     @property
