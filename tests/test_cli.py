@@ -356,3 +356,20 @@ def test_no_command_is_a_usage_error(capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert "usage" in err.lower()
+
+
+def test_a_closed_pipe_is_not_an_internal_error(tmp_path):
+    """`datavet ... | head -1`: the reader has gone away; no traceback, no 'internal error'."""
+    script = (
+        "import os, sys\n"
+        "r, w = os.pipe()\n"
+        "os.close(r)\n"  # the reader is gone before anything is written
+        "os.dup2(w, 1)\n"
+        "from datavet.cli import main\n"
+        "sys.exit(main(['rules']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2

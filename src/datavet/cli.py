@@ -7,6 +7,7 @@ it; 2 could not audit (usage, unreadable input, missing target, a crashed rule).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import os
 import sys
@@ -402,6 +403,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("datavet: interrupted", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # the reader went away (`datavet ... | head`): as Python's docs advise, point stdout at
+        # devnull so the interpreter's final flush cannot fail again, and exit quietly
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
         return 2
     except Exception as exc:  # a bug in datavet: still one line and exit 2, never exit 1
         if verbose:
