@@ -376,7 +376,7 @@ class _Parser:
             raise self.error(keys, str(exc)) from None
 
     def selectors(self, table: Mapping, key: str) -> tuple[str, ...]:
-        from datavet.rules import _matches
+        from datavet.rules import RULES, match_selector
 
         value = table[key]
         items = [value] if isinstance(value, str) else value
@@ -385,7 +385,7 @@ class _Parser:
         out = _selectors(items)
         for sel in out:
             try:
-                _matches(sel)
+                match_selector(sel, RULES)
             except UsageError:
                 raise self.error(
                     (key,),
@@ -467,7 +467,7 @@ class _Parser:
         return tuple(out)
 
     def _ignore_rules(self, entry: Mapping, where: tuple[str, ...]) -> tuple[str, ...]:
-        from datavet.rules import _matches
+        from datavet.rules import RULES, match_selector
 
         value = entry["rules"]
         items = [value] if isinstance(value, str) else value
@@ -478,7 +478,7 @@ class _Parser:
             raise self.error((*where, "rules"), "empty: name the rules to ignore")
         for sel in out:
             try:
-                _matches(sel)
+                match_selector(sel, RULES)
             except UsageError:
                 raise self.error(
                     (*where, "rules"),

@@ -82,21 +82,39 @@ def lookup(key: str) -> type[Auditor]:
     return rule
 
 
-def _matches(selector: str) -> list[type[Auditor]]:
+def match_selector(
+    selector: str,
+    pool,
+    *,
+    what: str = "rule",
+    example: str = "a code (V001), a prefix (V, F00) or a name (nan-values)",
+) -> list:
+    """The rules of ``pool`` that one selector means: ``ALL``, a name, or a code prefix."""
     sel = selector.strip()
     if not sel:
         return []
     if sel.upper() == "ALL":
-        return list(RULES)
-    if sel.lower() in BY_NAME:
-        return [BY_NAME[sel.lower()]]
-    found = [r for r in RULES if r.code.startswith(sel.upper())]
+        return list(pool)
+    named = [r for r in pool if r.name == sel.lower()]
+    if named:
+        return named
+    found = [r for r in pool if r.code.startswith(sel.upper())]
     if not found:
         raise UsageError(
-            f"unknown rule selector {selector!r}: use a code (V001), a prefix (V, F00) or a "
-            "name (nan-values); `datavet rules` lists them"
+            f"unknown {what} selector {selector!r}: use {example}; `datavet rules` lists them"
         )
     return found
+
+
+def choose(pool, select, ignore, matches=None) -> list:
+    """The members of ``pool`` chosen by ``select`` (default: all) minus ``ignore``, in pool
+    order; ``matches(selector)`` resolves one selector (default: ``match_selector`` on ``pool``)."""
+    if matches is None:
+        matches = lambda sel: match_selector(sel, pool)  # noqa: E731
+    select, ignore = split_selectors(select), split_selectors(ignore)
+    chosen = set(pool) if not select else {r for s in select for r in matches(s)}
+    dropped = {r for s in ignore for r in matches(s)}
+    return [r for r in pool if r in chosen and r not in dropped]
 
 
 def select_rules(
@@ -107,13 +125,11 @@ def select_rules(
 
     Selectors are codes, code prefixes (a family: ``L``, ``S00``) or names, as in ruff.
     """
-    select, ignore = _split(select), _split(ignore)
-    chosen = set(RULES) if not select else {r for s in select for r in _matches(s)}
-    dropped = {r for s in ignore for r in _matches(s)}
-    return [r for r in RULES if r in chosen and r not in dropped]
+    return choose(RULES, select, ignore)
 
 
-def _split(value) -> list[str]:
+def split_selectors(value) -> list[str]:
+    """``"V001,F"`` or ``["V001", "F"]`` -> ``["V001", "F"]``."""
     if value is None:
         return []
     if isinstance(value, str):

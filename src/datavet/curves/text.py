@@ -3,7 +3,7 @@ check them (and the datavet check for each), the verdict. Colour only on a termi
 
 from __future__ import annotations
 
-from datavet.output.text import clean
+from datavet.output.text import clean, footer
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36"}
 _INDENT = " " * 6
@@ -51,28 +51,5 @@ def render(report, *, colour: bool = False) -> str:
         lines.append(
             _paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour)
         )
-    skipped = [o for o in data["outcomes"] if o["status"] == "skipped"]
-    if skipped:
-        lines.append("")
-        lines.append(
-            "skipped: " + "; ".join(f"{o['code']} ({clean(o['reason'])})" for o in skipped)
-        )
-    lines.append("")
-    counts = data["counts"]
-    total = sum(counts.values())
-    ran = sum(1 for o in data["outcomes"] if o["status"] in ("passed", "failed"))
-    summary = ", ".join(
-        f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in counts.items()
-    )
-    if data["exit_code"] == 2:
-        verdict = _paint("could not finish: a rule crashed (exit 2)", "31;1", colour)
-    elif data["exit_code"] == 1:
-        verdict = _paint(
-            f"FAILED: findings at or above '{data['fail_on']}' (exit 1)", "31;1", colour
-        )
-    else:
-        verdict = _paint(f"passed at fail-on '{data['fail_on']}' (exit 0)", "32;1", colour)
-    found = f"{total} finding{'s' if total != 1 else ''}"
-    rules = f"{ran} curve rule{'s' if ran != 1 else ''}"
-    lines.append(f"{found} ({summary}) from {rules}. {verdict}")
+    lines += footer(data, colour, noun="curve rule")
     return "\n".join(lines) + "\n"

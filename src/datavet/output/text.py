@@ -105,6 +105,14 @@ def render(report, *, colour: bool = False) -> str:
             where = f"{f['code']} {f['name']} {f['split'] or '-'} {cols}"
             reason = clean(item["reason"].replace("\r", "\\r").replace("\n", "\\n"))
             lines.append(f"  {where}: {reason}")
+    lines += footer(data, colour)
+    return "\n".join(lines) + "\n"
+
+
+def footer(data: dict, colour: bool, noun: str = "rule") -> list[str]:
+    """The closing lines every text report shares: the skipped rules, then the counts and the
+    verdict with its exit code (``noun`` names what ran: "rule", "curve rule", "probe")."""
+    lines: list[str] = []
     skipped = [o for o in data["outcomes"] if o["status"] == "skipped"]
     if skipped:
         lines.append("")
@@ -127,6 +135,6 @@ def render(report, *, colour: bool = False) -> str:
     else:
         verdict = _paint(f"passed at fail-on '{data['fail_on']}' (exit 0)", "32;1", colour)
     found = f"{total} finding{'s' if total != 1 else ''}"
-    rules = f"{ran} rule{'s' if ran != 1 else ''}"
+    rules = f"{ran} {noun}{'s' if ran != 1 else ''}"
     lines.append(f"{found} ({summary}) from {rules}. {verdict}")
-    return "\n".join(lines) + "\n"
+    return lines

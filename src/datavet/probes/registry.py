@@ -18,6 +18,7 @@ from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
 from datavet.probes.padding_loss import PaddingInLoss
 from datavet.probes.stale_gradients import StaleGradients
+from datavet.rules import choose
 
 PROBES: tuple[type[Probe], ...] = (
     InitialLoss,  # M001
@@ -81,15 +82,4 @@ def _matches(selector: str, pool: list[type[Probe]]) -> list[type[Probe]]:
 def select_probes(select=None, ignore=None, *, needs: str = "model") -> list[type[Probe]]:
     """Probes chosen by ``select`` (default: all that ``needs`` this runner) minus ``ignore``."""
     pool = [p for p in PROBES if p.needs == needs]
-    select, ignore = _split(select), _split(ignore)
-    chosen = set(pool) if not select else {p for s in select for p in _matches(s, pool)}
-    dropped = {p for s in ignore for p in _matches(s, pool)}
-    return [p for p in pool if p in chosen and p not in dropped]
-
-
-def _split(value) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [value]
-    return [part for item in value for part in str(item).split(",") if part.strip()]
+    return choose(pool, select, ignore, lambda sel: _matches(sel, pool))
