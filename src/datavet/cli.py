@@ -14,7 +14,7 @@ import sys
 import traceback
 
 from datavet import journal as journal_cli
-from datavet._io import write_atomic
+from datavet._io import same_file, write_atomic
 from datavet.curves import cli as curves_cli
 from datavet.errors import DatavetError
 from datavet.output import FORMATS, _one_line, render_many
@@ -265,13 +265,6 @@ def _audit_job(args: argparse.Namespace, settings, job):
     )
 
 
-def _same_file(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
 def _refuse_overwriting_inputs(args: argparse.Namespace, jobs) -> None:
     """``--output train.csv`` is a slip of the fingers that would destroy the data audited:
     refuse before reading anything. A report written inside an input directory (a Parquet
@@ -293,7 +286,7 @@ def _refuse_overwriting_inputs(args: argparse.Namespace, jobs) -> None:
                 inside = os.path.isdir(data) and os.path.abspath(out).startswith(
                     os.path.join(os.path.abspath(data), "")
                 )
-                if _same_file(out, data) or inside:
+                if same_file(out, data) or inside:
                     raise UsageError(
                         f"{_one_line(out)}: {option} would overwrite the {split} input "
                         f"{_one_line(data)}; write the report to another path"

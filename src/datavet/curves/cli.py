@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+
+from datavet._io import same_file
 
 # text: the curve view (each finding with its likely causes); the others are the audit
 # renderers, so CI reads a curve report as it reads an audit (JUnit, SARIF, GitHub annotations)
@@ -51,13 +52,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
 def _write(path: str, text: str) -> None:
     """Write a result atomically; a failure is one line naming the file (the old file stays)."""
     from datavet._io import write_atomic
@@ -76,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from datavet.report import dumps
 
     for option, path in (("--output", args.output), ("--html", args.html)):
-        if path and isinstance(args.log, str) and _same_file(path, args.log):
+        if path and isinstance(args.log, str) and same_file(path, args.log):
             raise UsageError(
                 f"{path}: is the log being diagnosed; {option} would write the report over it"
             )
