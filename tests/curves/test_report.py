@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import subprocess
 import tempfile
 from html.parser import HTMLParser
@@ -14,6 +12,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
+from output.browser import chromium
 
 import datavet
 from datavet.curves.api import MAX_CHART_POINTS
@@ -137,9 +136,7 @@ class _Tags(HTMLParser):
 
 
 def test_the_page_in_chromium_has_the_charts_and_marks(tmp_path):
-    path = os.environ.get("DATAVET_CHROMIUM") or shutil.which("chromium")
-    if path is None:
-        pytest.fail("Chromium is needed for the HTML report tests: apt-get install chromium")
+    path = chromium()
     page = tmp_path / "curves.html"
     datavet.diagnose_curves(CURVES / "grad_spikes.csv").save_html(page)
     with tempfile.TemporaryDirectory() as profile:
