@@ -23,8 +23,14 @@ from datavet.report import Report
 from datavet.rules import lookup, select_rules
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.columns import column_kind
-from datavet.scan.idlike import id_like_columns, looks_like_key_name
+from datavet.scan.idlike import (
+    id_like_columns,
+    index_columns,
+    looks_like_key_name,
+    row_key_columns,
+)
 from datavet.scan.neardup import NearRows, near_pass
+from datavet.scan.rowchecks import keyless_rows, row_checks
 from datavet.scan.tensors import profile_tensors, tensor_summary
 from datavet.sources import DEFAULT_BATCH_ROWS, TabularSource, TensorSource, open_source
 from datavet.tasks import detect_task
@@ -69,7 +75,9 @@ def _plan(
     group: str | None = None,
 ) -> ScanPlan:
     kinds = {f.name: column_kind(f.type) for f in train.schema}
-    features = [n for n in train.schema.names if n != target]
+    skip = {n for src in (train, test) if src is not None for n in index_columns(src.schema)}
+    skip.discard(target)
+    features = [n for n in train.schema.names if n != target and n not in skip]
     as_number: set[str] = set()
     if test is not None:
         test_kinds = {f.name: column_kind(f.type) for f in test.schema}
@@ -84,7 +92,48 @@ def _plan(
         hash_columns=tuple(features),
         as_number=frozenset(as_number),
         sample_rows=sample_rows,
+        skip_columns=frozenset(skip),
     )
+
+
+def _index_note(plan: ScanPlan) -> str | None:
+    if not plan.skip_columns:
+        return None
+    names = ", ".join(
+        repr(n) if n else "the unnamed first column" for n in sorted(plan.skip_columns)
+    )
+    return (
+        f"left out {names}: the row index pandas writes with the data (df.to_csv() / "
+        "to_parquet() without index=False); it numbers rows, it is no feature, and it would "
+        "hide copied rows from the row checks"
+    )
+
+
+def _keyless(sources, profiles, plan, id_columns, batch_rows):
+    """S001/S002 again with the row-key columns left out: a row copied under a fresh key (an
+    order number, a UUID) differs from its original only there. Returns (row keys left out,
+    RowChecks) or ((), None) when there is no such column, or too few features remain."""
+    keys = [c for c in row_key_columns(profiles["train"], id_columns) if c in plan.hash_columns]
+    if not keys:
+        return (), None
+    split_rows = {}
+    for split, src in sources.items():
+        if src is None:
+            continue
+        own = [n for n in src.schema.names if n != plan.target and n not in plan.skip_columns]
+        columns = [n for n in own if n not in keys]
+        shared = [n for n in plan.hash_columns if n not in keys]
+        if len(shared) < 2 or len(columns) < 2:
+            return (), None  # one feature left: equal values are no evidence of a copy
+        split_rows[split] = keyless_rows(
+            src, profiles[split].hashes, columns, shared, plan.as_number, batch_rows
+        )
+    checks = row_checks(
+        split_rows["train"],
+        split_rows.get("test"),
+        with_labels=profiles["train"].label is not None,
+    )
+    return tuple(keys), checks
 
 
 def _time_range(profile: Profile, column: str | None) -> dict | None:
@@ -141,8 +190,10 @@ def _summary(profile: Profile, time_column: str | None = None) -> dict:
     return out
 
 
-def _columns(source: TabularSource) -> tuple[tuple[str, str, str], ...]:
-    return tuple((f.name, str(f.type), column_kind(f.type)) for f in source.schema)
+def _columns(source: TabularSource, skip=frozenset()) -> tuple[tuple[str, str, str], ...]:
+    return tuple(
+        (f.name, str(f.type), column_kind(f.type)) for f in source.schema if f.name not in skip
+    )
 
 
 def audit(
@@ -334,6 +385,8 @@ def audit(
         if isinstance(src, TabularSource) and src.order_note
     ]
     notes += tensors.notes if tensors is not None else []
+    if tensors is None and _index_note(plan):
+        notes.append(_index_note(plan))
     task_name = task_reason = None
     if target is not None:
         task_name, task_reason = detect_task(profiles["train"].label, task)
@@ -346,6 +399,11 @@ def audit(
         temporal = [c.name for c in profiles["train"].columns.values() if c.kind == "temporal"]
         time_column = temporal[0] if len(temporal) == 1 else None
     keys = {c for c in (group, *id_columns) if c}
+    row_keys, keyless = (), None
+    if tensors is None and any(r.code in ("S001", "S002") for r in rules):
+        row_keys, keyless = _keyless(
+            {"train": train_src, "test": test_src}, profiles, plan, id_columns, batch_rows
+        )
     near, near_columns = None, ()
     if test_src is not None and tensors is None and any(r.code in ("S007", "S008") for r in rules):
         near_columns = tuple(c for c in plan.hash_columns if c not in keys and c != time_column)
@@ -402,9 +460,15 @@ def audit(
         near=near,
         near_columns=near_columns,
         id_columns=id_columns,
+        row_keys=row_keys,
+        keyless_rows=keyless,
         columns=tensors.columns
         if tensors is not None
-        else {s: _columns(src) for s, src in (("train", train_src), ("test", test_src)) if src},
+        else {
+            s: _columns(src, plan.skip_columns)
+            for s, src in (("train", train_src), ("test", test_src))
+            if src
+        },
     )
     findings, outcomes = [], []
     for auditor in auditors:

@@ -40,6 +40,8 @@ class AuditContext:
     near: Mapping[str, NearRows] | None = None  # near-duplicate pass (S007, S008), when run
     near_columns: tuple[str, ...] = ()  # columns the near-duplicate hashes cover
     id_columns: tuple[str, ...] = ()  # ID-like columns found in train (scan/idlike.py)
+    row_keys: tuple[str, ...] = ()  # ID-like columns naming single rows (scan/idlike.py)
+    keyless_rows: RowChecks | None = None  # S001/S002 with ``row_keys`` left out, when any
 
     @property
     def key_columns(self) -> set[str]:
@@ -170,3 +172,26 @@ def iter_features(profile: Profile, kinds: tuple[str, ...] | None = None) -> Ite
     for stats in profile.columns.values():
         if kinds is None or stats.kind in kinds:
             yield stats
+
+
+def keyless(ctx: AuditContext, pick):
+    """``pick(RowChecks)`` over all features, or over the features without the row-key columns
+    when that finds more (a copy under a fresh key): (result, columns left out)."""
+    found = pick(ctx.rows)
+    if ctx.keyless_rows is not None:
+        other = pick(ctx.keyless_rows)
+        if other is not None and other.n > (found.n if found is not None else 0):
+            return other, ctx.row_keys
+    return found, ()
+
+
+def keyless_text(left_out) -> str:
+    """How the rows matched, for S001/S002 messages."""
+    if not left_out:
+        return "identical features"
+    names = ", ".join(repr(c) for c in left_out)
+    word = "column" if len(left_out) == 1 else "columns"
+    return (
+        f"identical in every feature but the row-key {word} {names}, left out: a copy under "
+        "a new key is still a copy"
+    )

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.auditors.base import AuditContext, Auditor, keyless, keyless_text, pct, rows_text
 from datavet.findings import Severity
 
 
@@ -29,20 +29,27 @@ class DuplicateRows(Auditor):
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:
-            found = ctx.rows.duplicates.get(profile.split)
+            found, left_out = keyless(
+                ctx, lambda checks, split=profile.split: checks.duplicates.get(split)
+            )
             if found is None or found.n < self.options["min_count"] or not found.n:
                 continue
+            metrics = {
+                "count": found.n,
+                "fraction": found.n / profile.rows,
+                "distinct_repeated": found.groups,
+            }
+            if left_out:
+                with_keys = ctx.rows.duplicates.get(profile.split)
+                metrics["count_with_row_keys"] = with_keys.n if with_keys else 0
+            exactly = "exactly" if not left_out else f"({keyless_text(left_out)})"
             yield self.finding(
                 f"{found.n:,} rows of {profile.split} ({pct(found.n, profile.rows)}) repeat an "
-                f"earlier row exactly ({found.groups:,} distinct rows repeated): "
+                f"earlier row {exactly} ({found.groups:,} distinct rows repeated): "
                 f"{rows_text(found.examples, found.n)}.",
                 split=profile.split,
                 n_affected=found.n,
                 examples=found.examples,
-                metrics={
-                    "count": found.n,
-                    "fraction": found.n / profile.rows,
-                    "distinct_repeated": found.groups,
-                },
+                metrics=metrics,
                 hint="drop exact duplicates before splitting",
             )

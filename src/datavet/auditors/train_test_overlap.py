@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.auditors.base import AuditContext, Auditor, keyless, keyless_text, pct, rows_text
 from datavet.findings import Severity
 
 
@@ -11,7 +11,12 @@ class TrainTestOverlap(Auditor):
     Every test row against every train row, on the feature columns both splits share (the target
     excluded), with 128-bit hashes of canonicalised rows: ``1`` equals ``1.0``, ``-0.0`` equals
     ``0.0``, and NaN equals NaN, so a copied row with a missing value still matches. Counts are
-    exact over all rows; nothing is sampled.
+    exact over all rows; nothing is sampled. Columns that only number rows are not features:
+    a pandas index written with the data (``Unnamed: 0``, ``__index_level_0__``) is left out
+    of the comparison, and when train has row-key columns (an order number, a UUID: ID-like,
+    a different value on almost every row) rows are compared once more without them, since a
+    copy made under a fresh key differs from its original only there. The message names the
+    columns left out.
 
     **Why it matters**
     A test row that the model saw in training measures memory, not generalisation: the test
@@ -30,22 +35,25 @@ class TrainTestOverlap(Auditor):
 
     def check(self, ctx: AuditContext):
         ctx.require_test()
-        found = ctx.rows.overlap
+        found, left_out = keyless(ctx, lambda checks: checks.overlap)
         if not found.n:
             return
         pairs = ", ".join(f"test {t} = train {r}" for t, r in found.pairs[:3])
+        metrics = {
+            "count": found.n,
+            "fraction": found.n / ctx.test.rows,
+            "distinct_train_rows": found.groups,
+        }
+        if left_out:
+            metrics["count_with_row_keys"] = ctx.rows.overlap.n
         yield self.finding(
             f"{found.n:,} of {ctx.test.rows:,} test rows ({pct(found.n, ctx.test.rows)}) also "
-            f"appear in train (identical features): {rows_text(found.examples, found.n)}; "
-            f"e.g. {pairs}.",
+            f"appear in train ({keyless_text(left_out)}): "
+            f"{rows_text(found.examples, found.n)}; e.g. {pairs}.",
             split="test",
             n_affected=found.n,
             examples=found.examples,
-            metrics={
-                "count": found.n,
-                "fraction": found.n / ctx.test.rows,
-                "distinct_train_rows": found.groups,
-            },
+            metrics=metrics,
             hint="de-duplicate before splitting; split by group (subject, source) so copies "
             "land on one side",
         )

@@ -38,3 +38,49 @@ def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str
         if distinct >= MIN_DISTINCT and distinct >= MIN_DISTINCT_FRACTION * col.present:
             out.append(col.name)
     return out
+
+
+# What pandas writes for a DataFrame's index: ``df.to_csv()`` gives it an empty header (read back
+# as "" or "Unnamed: 0"), ``df.to_parquet()`` a column ``__index_level_0__``.
+INDEX_NAME = re.compile(r"^(|Unnamed: \d+(\.\d+)?)$")
+INDEX_LEVEL = re.compile(r"^__index_level_\d+__$")
+ROW_KEY_DISTINCT = 0.9  # a row key names (almost) every row once; a group key repeats
+_MAX_KEY_LENGTH = 64
+
+
+def index_columns(fields) -> list[str]:
+    """The columns of ``fields`` (``pyarrow.Field`` s) that hold a pandas index written with
+    the data: ``__index_level_N__`` of any type, or an unnamed / ``Unnamed: N`` whole-number
+    column. They number rows; they describe nothing."""
+    import pyarrow as pa
+
+    out = []
+    for f in fields:
+        typ = getattr(f.type, "value_type", f.type)
+        if INDEX_LEVEL.match(f.name) or (INDEX_NAME.match(f.name) and pa.types.is_integer(typ)):
+            out.append(f.name)
+    return out
+
+
+def row_key_columns(profile: Profile, id_columns) -> list[str]:
+    """The ID-like columns that name single rows (an order number, a UUID): each value on (almost)
+    one row only, and for text, short values without spaces (free text is a feature, not a key).
+    A copy of a row made under a fresh key differs from the original only there, so the row
+    checks (S001, S002) also compare rows with these columns left out. Keys that repeat (a user,
+    a patient) group rows: leaving them out would call two users' identical purchases copies."""
+    out = []
+    for name in id_columns:
+        col = profile.columns.get(name)
+        if col is None or col.keys is None or not col.present:
+            continue
+        if col.keys.distinct() < ROW_KEY_DISTINCT * col.present:
+            continue
+        if col.kind == "string":
+            seen = [str(v) for v in col.values.keys()]
+            plain = [
+                v for v in seen if len(v) <= _MAX_KEY_LENGTH and not any(c.isspace() for c in v)
+            ]
+            if not seen or len(plain) < 0.9 * len(seen):
+                continue
+        out.append(name)
+    return out

@@ -43,6 +43,8 @@ class ScanPlan:
     # S008: rows of ``time_column`` older than ``time_before`` (the newest train time) are counted
     time_column: str | None = None
     time_before: int | None = None
+    # Columns read but not profiled or compared: a pandas index written with the data
+    skip_columns: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -69,13 +71,17 @@ class Profile:
         columns = {}
         label = None
         for name, arr in zip(batch.schema.names, batch.columns):
+            if name in plan.skip_columns:
+                continue
             if name == plan.target:
                 label = LabelStats.of(name, arr, offset)
             else:
                 columns[name] = ColumnStats.of(name, arr, offset, caches.setdefault(name, {}))
         # S002 compares a split's rows on all its features; S001 compares splits on the
         # features they share. Hash twice only when those differ.
-        features = [n for n in batch.schema.names if n != plan.target]
+        features = [
+            n for n in batch.schema.names if n != plan.target and n not in plan.skip_columns
+        ]
         rows = hash_rows(batch, features, plan.as_number, caches)
         shared = None
         if set(features) != set(plan.hash_columns):

@@ -233,3 +233,24 @@ def row_checks(
             out.conflicts["test"] = _conflicts(test)
         out.overlap, out.cross_conflicts = _overlap(train, test, with_labels)
     return out
+
+
+def keyless_rows(
+    source, hashes, columns: list[str], shared: list[str], as_number, batch_rows: int
+) -> SplitRows:
+    """A split's rows hashed once more with its row-key columns left out (``columns``: the
+    split's features without them; ``shared``: the features both splits share, without them),
+    beside the positions and label hashes of the first pass (``hashes``, same row order)."""
+    from datavet.scan.hashing import hash_rows
+
+    pos, _, labels = hashes.arrays()
+    rows, common = [], []
+    for _, batch in source.batches(batch_rows):
+        caches: dict[str, dict] = {}
+        rows.append(hash_rows(batch, columns, as_number, caches))
+        same = shared == columns
+        common.append(rows[-1] if same else hash_rows(batch, shared, as_number, caches))
+    if not rows:
+        z = np.zeros((0, 2), np.uint64)
+        return SplitRows(pos, z, labels, z)
+    return SplitRows(pos, np.concatenate(rows), labels, np.concatenate(common))
