@@ -100,21 +100,22 @@ def _time_range(profile: Profile, column: str | None) -> dict | None:
 def _summary(profile: Profile, time_column: str | None = None) -> dict:
     columns = []
     for c in profile.columns.values():
-        columns.append(
-            {
-                "name": c.name,
-                "dtype": c.dtype,
-                "kind": c.kind,
-                "count": c.present,
-                "nan": c.missing,
-                "inf": c.inf,
-                "mean": c.mean if c.finite.n else None,
-                "std": c.std if c.finite.n else None,
-                "min": c.min if c.finite.n else None,
-                "max": c.max if c.finite.n else None,
-                "distinct": c.n_distinct,
-            }
-        )
+        entry = {
+            "name": c.name,
+            "dtype": c.dtype,
+            "kind": c.kind,
+            "count": c.present,
+            "nan": c.missing,
+            "inf": c.inf,
+            "mean": c.mean if c.finite.n else None,
+            "std": c.std if c.finite.n else None,
+            "min": c.min if c.finite.n else None,
+            "max": c.max if c.finite.n else None,
+            "distinct": c.n_distinct,
+        }
+        if c.vector is not None:  # vector columns: figures over elements, rows apart
+            entry.update(c.vector.summary(), nan_rows=c.missing, inf_rows=c.inf)
+        columns.append(entry)
     out = {
         "source": profile.source,
         "format": profile.format,
