@@ -263,6 +263,13 @@ def audit(
     if encoding is not None:
         opts["encoding"] = encoding
     train_src = open_source(train, role="train", **opts)
+    if (
+        target is None
+        and isinstance(train_src, TabularSource)
+        and getattr(train_src, "label", None)
+    ):
+        # an (X, y) pair: y is the target, and a test pair's y takes the same name
+        target = opts["target"] = train_src.label
     test_src = open_source(test, role="test", **opts) if test is not None else None
     tensors = None  # tensor inputs: NumPy, torch (see datavet.scan.tensors)
     if isinstance(train_src, TensorSource) or isinstance(test_src, TensorSource):
