@@ -344,7 +344,7 @@ class VectorParts:
                 f"same vector (all {n:,} dimensions constant{value})."
             )
         of = f" of {self.dims:,}" if self.dims else ""
-        word = "dimension" if n == 1 else "dimensions"
+        word = "dimension" if n == 1 and not self.dims else "dimensions"
         verb = "is" if n == 1 else "are"
         return (
             f"{n:,}{of} {word} of vector column {self.column!r} {verb} constant in {split} "
