@@ -17,7 +17,7 @@ import datavet
 from datavet.findings import Status
 
 N = 48
-I = np.arange(N)
+ROWS = np.arange(N)
 
 
 def _with_nulls(values: list) -> list:
@@ -25,7 +25,7 @@ def _with_nulls(values: list) -> list:
 
 
 def _ints(k: int = 3) -> list[int]:
-    return [int(v) for v in I % k]
+    return [int(v) for v in ROWS % k]
 
 
 TYPES = {
@@ -33,9 +33,9 @@ TYPES = {
     "bool": lambda: pa.array(_with_nulls([v == 0 for v in _ints(2)])),
     "int8": lambda: pa.array(_with_nulls(_ints(5)), pa.int8()),
     "uint64": lambda: pa.array(_with_nulls(_ints(5)), pa.uint64()),
-    "float16": lambda: pa.array((I % 5).astype(np.float16), pa.float16()),
+    "float16": lambda: pa.array((ROWS % 5).astype(np.float16), pa.float16()),
     "float32": lambda: pa.array(_with_nulls([v + 0.5 for v in _ints(5)]), pa.float32()),
-    "float64_nan_inf": lambda: pa.array([[1.0, np.nan, np.inf, -np.inf][i % 4] for i in I]),
+    "float64_nan_inf": lambda: pa.array([[1.0, np.nan, np.inf, -np.inf][i % 4] for i in ROWS]),
     "decimal128": lambda: pa.array(
         _with_nulls([decimal.Decimal(v) / 10 for v in _ints(5)]), pa.decimal128(10, 2)
     ),
@@ -62,8 +62,12 @@ TYPES = {
     "month_day_nano_interval": lambda: pa.array(
         _with_nulls([pa.MonthDayNano([v, 1, 0]) for v in _ints()]), pa.month_day_nano_interval()
     ),
-    "list": lambda: pa.array(_with_nulls([[float(v), 1.0] for v in _ints()]), pa.list_(pa.float64())),
-    "large_list": lambda: pa.array([[float(v)] * (v + 1) for v in _ints()], pa.large_list(pa.float64())),
+    "list": lambda: pa.array(
+        _with_nulls([[float(v), 1.0] for v in _ints()]), pa.list_(pa.float64())
+    ),
+    "large_list": lambda: pa.array(
+        [[float(v)] * (v + 1) for v in _ints()], pa.large_list(pa.float64())
+    ),
     "list_view": lambda: pa.array([[float(v), 1.0] for v in _ints()], pa.list_view(pa.float64())),
     "fixed_size_list": lambda: pa.array(
         _with_nulls([[float(v), np.nan if v == 2 else 1.0] for v in _ints()]),
@@ -74,17 +78,18 @@ TYPES = {
     "struct": lambda: pa.array(_with_nulls([{"a": v, "b": "x"} for v in _ints()])),
     "map": lambda: pa.array([[("k", v)] for v in _ints()], pa.map_(pa.string(), pa.int64())),
     "dense_union": lambda: pa.UnionArray.from_dense(
-        pa.array((I % 2).astype(np.int8)),
-        pa.array(I // 2, pa.int32()),
-        [pa.array(I % 3), pa.array([f"s{v}" for v in I % 3])],
+        pa.array((ROWS % 2).astype(np.int8)),
+        pa.array(ROWS // 2, pa.int32()),
+        [pa.array(ROWS % 3), pa.array([f"s{v}" for v in ROWS % 3])],
     ),
     "sparse_union": lambda: pa.UnionArray.from_sparse(
-        pa.array((I % 2).astype(np.int8)), [pa.array(I % 3), pa.array([f"s{v}" for v in I % 3])]
+        pa.array((ROWS % 2).astype(np.int8)),
+        [pa.array(ROWS % 3), pa.array([f"s{v}" for v in ROWS % 3])],
     ),
     "dictionary": lambda: pa.array([f"c{v}" for v in _ints()]).dictionary_encode(),
     "dictionary_int": lambda: pa.array(_ints()).dictionary_encode(),
     "run_end_encoded": lambda: pa.RunEndEncodedArray.from_arrays(
-        pa.array(np.arange(1, N + 1, dtype=np.int32)), pa.array(I % 3)
+        pa.array(np.arange(1, N + 1, dtype=np.int32)), pa.array(ROWS % 3)
     ),
     "uuid": lambda: pa.array([bytes([v]) * 16 for v in _ints()], pa.uuid()),
     "fixed_shape_tensor": lambda: pa.FixedShapeTensorArray.from_numpy_ndarray(
@@ -99,7 +104,7 @@ def _table(kind: str, role: str) -> pa.Table:
     col = TYPES[kind]()
     assert len(col) == N
     if role == "feature":
-        return pa.table({"x": x, "c": col, "label": pa.array(I % 2)})
+        return pa.table({"x": x, "c": col, "label": pa.array(ROWS % 2)})
     return pa.table({"x": x, "label": col})
 
 
@@ -139,11 +144,15 @@ def test_binary_and_nested_labels_are_classes():
     assert sorted(c["value"] for c in label["classes"]) == ["c0", "c1", "c2"]
     t = pa.table({"x": np.arange(N, dtype=float), "label": TYPES["list"]()})
     label = datavet.audit(t, target="label").to_dict()["datasets"]["train"]["label"]
-    assert sorted(c["value"] for c in label["classes"]) == ["[0.0, 1.0]", "[1.0, 1.0]", "[2.0, 1.0]"]
+    assert sorted(c["value"] for c in label["classes"]) == [
+        "[0.0, 1.0]",
+        "[1.0, 1.0]",
+        "[2.0, 1.0]",
+    ]
 
 
 def test_invalid_utf8_binary_feature_is_counted_as_bytes():
-    t = pa.table({"b": TYPES["fixed_size_binary"](), "label": pa.array(I % 2)})
+    t = pa.table({"b": TYPES["fixed_size_binary"](), "label": pa.array(ROWS % 2)})
     report = datavet.audit(t, target="label")
     col = report.to_dict()["datasets"]["train"]["columns"][0]
     assert col["kind"] == "other" and col["distinct"] == 3

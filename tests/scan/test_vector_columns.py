@@ -64,7 +64,9 @@ def test_nan_and_inf_inside_vectors_are_found_everywhere(tmp_path):
         f001 = by_code["F001"]
         assert "1 of 8 dimensions of vector column 'emb'" in f001.message, f001.message
         assert "element 0" in f001.message
-        stats = next(c for c in report.to_dict()["datasets"]["train"]["columns"] if c["name"] == "emb")
+        stats = next(
+            c for c in report.to_dict()["datasets"]["train"]["columns"] if c["name"] == "emb"
+        )
         assert stats["kind"] == "vector" and stats["dim"] == D, (what, stats)
         assert (stats["nan"], stats["inf"], stats["count"]) == (2, 1, N * D - 2), (what, stats)
         assert (stats["nan_rows"], stats["inf_rows"]) == (2, 1)
@@ -84,7 +86,9 @@ def test_null_vectors_and_ragged_lists():
 
 def test_unnormalised_vectors_get_t001_and_normal_ones_do_not():
     raw = np.random.default_rng(1).integers(0, 256, size=(N, 4)).astype(np.float32)
-    frame = pd.DataFrame({"pix": list(raw), "emb": list(raw / 255 - 0.5), "label": np.arange(N) % 2})
+    frame = pd.DataFrame(
+        {"pix": list(raw), "emb": list(raw / 255 - 0.5), "label": np.arange(N) % 2}
+    )
     report = datavet.audit(frame, target="label")
     t001 = [f for f in report.findings if f.code == "T001"]
     assert [f.columns for f in t001] == [("pix",)]
