@@ -128,3 +128,20 @@ def test_vector_stats_merge_equals_whole(batch):
     assert merged.mean == pytest.approx(whole.mean)
     assert np.allclose(merged.vector.dim_mean, whole.vector.dim_mean)
     assert np.allclose(merged.vector.dim_m2, whole.vector.dim_m2)
+
+
+def test_wide_batches_are_read_in_slices_with_the_same_result(monkeypatch):
+    from datavet.scan import vectors
+    from datavet.scan.hashing import vector_lanes
+
+    emb = _embeddings(np.float64)
+    arr = pa.FixedSizeListArray.from_arrays(pa.array(emb.ravel()), D)
+    whole = ColumnStats.of("emb", arr, 0)
+    lanes = vector_lanes(arr)
+    monkeypatch.setattr(vectors, "CHUNK_ELEMENTS", 3 * D + 1)
+    assert len(vectors.row_slices(arr, 3 * D + 1)) == N // 3
+    sliced = ColumnStats.of("emb", arr, 0)
+    assert (sliced.missing_rows, sliced.inf_rows) == (whole.missing_rows, whole.inf_rows)
+    assert sliced.vector.nan_at == whole.vector.nan_at
+    assert sliced.vector.constant_dims().tolist() == [0]
+    assert all(np.array_equal(a, b) for a, b in zip(vector_lanes(arr), lanes))

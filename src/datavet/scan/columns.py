@@ -240,13 +240,21 @@ class ColumnStats:
         if kind == "string":
             return _string_stats(stats, string_values(arr, cache), offset)
         if kind == "vector":
-            from datavet.scan.vectors import vector_stats, vector_values
+            from datavet.scan.vectors import row_slices, vector_stats, vector_values
 
-            parts = vector_values(arr)
-            if cache is not None:
-                cache["vector"] = parts
-            stats.vector = vector_stats(arr, offset, stats, parts)
-            return stats
+            slices = row_slices(arr)
+            if len(slices) == 1:
+                parts = vector_values(arr)
+                if cache is not None:
+                    cache["vector"] = parts  # the row hashes read the same values
+                stats.vector = vector_stats(arr, offset, stats, parts)
+                return stats
+            merged = None
+            for start, length in slices:  # a wide batch, read a slice of rows at a time
+                part = cls(name=name, dtype=dtype, kind=kind, rows=length)
+                part.vector = vector_stats(arr.slice(start, length), offset + start, part)
+                merged = part if merged is None else merged.merge(part)
+            return merged
         if kind in ("numeric", "bool"):
             x = float_values(arr, cache)
             nan = np.isnan(x)

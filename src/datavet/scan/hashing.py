@@ -165,13 +165,16 @@ def vector_lanes(arr: pa.Array, cache: dict | None = None) -> list[np.ndarray]:
     canonicalised as a number (``1 == 1.0``, ``-0.0 == 0.0``, NaN and null elements one token),
     mixed with its element index, summed per row (and summed with odd per-index weights for the
     second lane), then mixed with the vector's length. A null vector hashes as missing."""
-    from datavet.scan.vectors import vector_values
+    from datavet.scan.vectors import row_slices, vector_values
 
+    arr = dense(arr)
     parts = cache.get("vector") if cache is not None else None
     if parts is None:
-        parts = vector_values(dense(arr))
-        if cache is not None:
-            cache["vector"] = parts
+        slices = row_slices(arr)
+        if len(slices) > 1:  # a wide batch: a slice of rows at a time
+            pieces = [vector_lanes(arr.slice(a, n)) for a, n in slices]
+            return [np.concatenate([p[j] for p in pieces]) for j in range(2)]
+        parts = vector_values(arr)
     x, lengths, null_rows = parts
     z = np.ascontiguousarray(x).view(_U).copy()
     z[np.isnan(x)] = _MISSING[0]

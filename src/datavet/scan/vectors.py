@@ -29,6 +29,27 @@ from datavet.scan.moments import Moments, merge_arrays
 MAX_DIMS = 1 << 16  # per-dimension statistics up to this vector length
 MAX_PADDED = 1 << 24  # ragged vectors: per-dimension statistics while padding stays this small
 MAX_ELEMENT_EXAMPLES = 5
+CHUNK_ELEMENTS = 1 << 20  # a batch's vectors are read this many elements at a time (8 MB)
+
+
+def row_slices(arr: pa.Array, max_elements: int | None = None) -> list[tuple[int, int]]:
+    """(start, length) row ranges of a vector column holding about ``max_elements`` elements
+    each (one row more when a single vector is longer), so the float64 copies, masks and hash
+    words of a wide embedding batch stay small whatever the batch size."""
+    max_elements = max_elements or CHUNK_ELEMENTS
+    lengths = _lengths(arr)
+    total = int(lengths.sum())
+    if total <= max_elements:
+        return [(0, len(arr))]
+    ends = np.cumsum(lengths)
+    out, start = [], 0
+    while start < len(arr):
+        base = int(ends[start - 1]) if start else 0
+        stop = int(np.searchsorted(ends, base + max_elements, side="right"))
+        stop = max(stop, start + 1)
+        out.append((start, stop - start))
+        start = stop
+    return out
 
 
 def is_vector_type(t: pa.DataType) -> bool:
