@@ -261,86 +261,115 @@ def vector_stats(arr: pa.Array, offset: int, stats, x_lengths_nulls=None) -> Vec
     value_type = arr.type.value_type
     x, lengths, null_rows = x_lengths_nulls or vector_values(arr)
     n = len(arr)
-    nan = np.isnan(x)
-    pinf = np.isposinf(x)
-    ninf = np.isneginf(x)
-    fin = ~(nan | pinf | ninf)
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    starts = np.cumsum(lengths) - lengths
-    pos = np.arange(len(x), dtype=np.int64) - np.repeat(starts, lengths)
-    present_lengths = lengths[~null_rows]
+    with np.errstate(over="ignore", invalid="ignore"):
+        clean = math.isfinite(float(x.sum()))  # one pass when every element is finite
+    present_lengths = lengths[~null_rows] if null_rows.any() else lengths
     vs = VectorStats(
         value_type=str(value_type),
         min_len=int(present_lengths.min()) if len(present_lengths) else 0,
         max_len=int(present_lengths.max()) if len(present_lengths) else 0,
         elements=int(len(x)),
-        nan_values=int(nan.sum()),
-        posinf_values=int(pinf.sum()),
-        neginf_values=int(ninf.sum()),
         null_rows=int(null_rows.sum()),
     )
+    regular = len(present_lengths) == 0 or vs.min_len == vs.max_len
+    rows = pos = None
+    if not clean or not regular:
+        rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        starts = np.cumsum(lengths) - lengths
+        pos = np.arange(len(x), dtype=np.int64) - np.repeat(starts, lengths)
     nan_row = np.zeros(n, bool)
     pinf_row = np.zeros(n, bool)
     ninf_row = np.zeros(n, bool)
-    if vs.nan_values:
-        nan_row[rows[nan]] = True
-        k = np.flatnonzero(nan)[:MAX_ELEMENT_EXAMPLES]
-        vs.nan_at = tuple(zip((rows[k] + offset).tolist(), pos[k].tolist()))
-    if vs.inf_values:
-        pinf_row[rows[pinf]] = True
-        ninf_row[rows[ninf]] = True
-        k = np.flatnonzero(pinf | ninf)[:MAX_ELEMENT_EXAMPLES]
-        vs.inf_at = tuple(zip((rows[k] + offset).tolist(), pos[k].tolist()))
+    if clean:
+        nan = inf = fin = None
+        finite = x
+    else:
+        nan, pinf, ninf = np.isnan(x), np.isposinf(x), np.isneginf(x)
+        inf = pinf | ninf
+        fin = ~(nan | inf)
+        vs.nan_values = int(nan.sum())
+        vs.posinf_values = int(pinf.sum())
+        vs.neginf_values = int(ninf.sum())
+        if vs.nan_values:
+            nan_row[rows[nan]] = True
+            k = np.flatnonzero(nan)[:MAX_ELEMENT_EXAMPLES]
+            vs.nan_at = tuple(zip((rows[k] + offset).tolist(), pos[k].tolist()))
+        if vs.inf_values:
+            pinf_row[rows[pinf]] = True
+            ninf_row[rows[ninf]] = True
+            k = np.flatnonzero(inf)[:MAX_ELEMENT_EXAMPLES]
+            vs.inf_at = tuple(zip((rows[k] + offset).tolist(), pos[k].tolist()))
+        finite = x[fin]
     missing = null_rows | nan_row
     stats.missing = int(missing.sum())
     stats.missing_rows = first_positions(missing, offset)
     stats.posinf = int(pinf_row.sum())
     stats.neginf = int((ninf_row & ~pinf_row).sum())  # a row counts once, as for tensors
     stats.inf_rows = first_positions(pinf_row | ninf_row, offset)
-    finite = x[fin]
-    stats.finite = Moments.of(finite)
+    stats.values = ValueCounter(total=stats.rows - stats.missing, exact=False)
     if finite.size:
         stats.min, stats.max = float(finite.min()), float(finite.max())
-        vs.integral = bool(np.array_equal(np.floor(finite), finite))
-    stats.values = ValueCounter(total=stats.rows - stats.missing, exact=False)
+        # Whole numbers matter to T001 only within 0..255 (raw pixels): checked only there.
+        floating = pa.types.is_floating(value_type) or pa.types.is_decimal(value_type)
+        in_range = stats.min >= 0 and stats.max <= 255
+        vs.integral = in_range and (not floating or bool(np.array_equal(np.floor(finite), finite)))
 
     # per dimension: a (rows, max_len) matrix, ragged rows padded with NaN
     d = vs.max_len
-    present_rows = int((~null_rows).sum())
+    present_rows = len(present_lengths)
     if d > MAX_DIMS or present_rows * d > max(MAX_PADDED, 4 * len(x)):
         vs.tracked = False
+        stats.finite = Moments.of(finite)
         return vs
-    regular = len(present_lengths) == 0 or vs.min_len == d
     if regular:
-        mat = x.reshape(present_rows, d) if d else np.zeros((present_rows, 0))
-        fmat = fin.reshape(present_rows, d) if d else np.zeros((present_rows, 0), bool)
-        nmat = nan.reshape(present_rows, d) if d else np.zeros((present_rows, 0), bool)
-        imat = (pinf | ninf).reshape(present_rows, d) if d else np.zeros((present_rows, 0), bool)
+        mat = x.reshape(present_rows, d)
+        if clean:
+            fmat = nmat = imat = None
+        else:
+            fmat, nmat, imat = (m.reshape(present_rows, d) for m in (fin, nan, inf))
     else:
         r = np.repeat(np.cumsum(~null_rows) - 1, lengths)
         mat = np.full((present_rows, d), np.nan)
         mat[r, pos] = x
         fmat = np.zeros((present_rows, d), bool)
-        fmat[r, pos] = fin
+        fmat[r, pos] = True if fin is None else fin
         nmat = np.zeros((present_rows, d), bool)
-        nmat[r, pos] = nan
         imat = np.zeros((present_rows, d), bool)
-        imat[r, pos] = pinf | ninf
-    padded_nan = np.isnan(mat)
-    if present_rows:
-        ps = PositionStats.of(mat, padded_nan if padded_nan.any() else None)
-    else:
+        if nan is not None:
+            nmat[r, pos] = nan
+            imat[r, pos] = inf
+    if present_rows == 0:
         ps = PositionStats(np.zeros(d, np.int64), np.full(d, np.nan), np.full(d, np.nan))
+    elif fmat is None:
+        ps = PositionStats.of(mat, None)
+    else:
+        padded_nan = np.isnan(mat)
+        ps = PositionStats.of(mat, padded_nan if padded_nan.any() else None)
     vs.dim_present, vs.dim_lo, vs.dim_hi = ps.present, ps.lo, ps.hi
-    vs.dim_nan = nmat.sum(axis=0).astype(np.int64)
-    vs.dim_inf = imat.sum(axis=0).astype(np.int64)
-    z = np.where(fmat, mat, 0.0)
-    cnt = fmat.sum(axis=0).astype(np.int64)
+    zeros = np.zeros(d, np.int64)
+    vs.dim_nan = zeros if nmat is None else nmat.sum(axis=0).astype(np.int64)
+    vs.dim_inf = zeros.copy() if imat is None else imat.sum(axis=0).astype(np.int64)
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = np.divide(z.sum(axis=0), cnt, out=np.zeros(d), where=cnt > 0)
-        dev = np.where(fmat, mat - mean, 0.0)
+        if fmat is None:
+            cnt = np.full(d, present_rows, np.int64)
+            mean = mat.mean(axis=0) if present_rows else np.zeros(d)
+            dev = mat - mean
+        else:
+            cnt = fmat.sum(axis=0).astype(np.int64)
+            z = np.where(fmat, mat, 0.0)
+            mean = np.divide(z.sum(axis=0), cnt, out=np.zeros(d), where=cnt > 0)
+            dev = np.where(fmat, mat - mean, 0.0)
         m2 = np.einsum("ij,ij->j", dev, dev)
     vs.dim_n, vs.dim_mean, vs.dim_m2 = cnt, mean, m2
+    # the column's moments from the dimensions' (Chan's merge, all at once)
+    total = int(cnt.sum())
+    if total and np.isfinite(mean).all() and np.isfinite(m2).all():
+        whole = float((cnt * mean).sum() / total)
+        spread = float(m2.sum() + (cnt * (mean - whole) ** 2).sum())
+        if math.isfinite(whole) and math.isfinite(spread):
+            stats.finite = Moments(total, whole, spread)
+            return vs
+    stats.finite = Moments.of(finite)
     return vs
 
 
