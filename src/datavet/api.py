@@ -149,21 +149,22 @@ def _time_range(profile: Profile, column: str | None) -> dict | None:
 def _summary(profile: Profile, time_column: str | None = None) -> dict:
     columns = []
     for c in profile.columns.values():
-        columns.append(
-            {
-                "name": c.name,
-                "dtype": c.dtype,
-                "kind": c.kind,
-                "count": c.present,
-                "nan": c.missing,
-                "inf": c.inf,
-                "mean": c.mean if c.finite.n else None,
-                "std": c.std if c.finite.n else None,
-                "min": c.min if c.finite.n else None,
-                "max": c.max if c.finite.n else None,
-                "distinct": c.n_distinct,
-            }
-        )
+        entry = {
+            "name": c.name,
+            "dtype": c.dtype,
+            "kind": c.kind,
+            "count": c.present,
+            "nan": c.missing,
+            "inf": c.inf,
+            "mean": c.mean if c.finite.n else None,
+            "std": c.std if c.finite.n else None,
+            "min": c.min if c.finite.n else None,
+            "max": c.max if c.finite.n else None,
+            "distinct": c.n_distinct,
+        }
+        if c.vector is not None:  # vector columns: figures over elements, rows apart
+            entry.update(c.vector.summary(), nan_rows=c.missing, inf_rows=c.inf)
+        columns.append(entry)
     out = {
         "source": profile.source,
         "format": profile.format,
@@ -313,6 +314,13 @@ def audit(
     if encoding is not None:
         opts["encoding"] = encoding
     train_src = open_source(train, role="train", **opts)
+    if (
+        target is None
+        and isinstance(train_src, TabularSource)
+        and getattr(train_src, "label", None)
+    ):
+        # an (X, y) pair: y is the target, and a test pair's y takes the same name
+        target = opts["target"] = train_src.label
     test_src = open_source(test, role="test", **opts) if test is not None else None
     tensors = None  # tensor inputs: NumPy, torch (see datavet.scan.tensors)
     if isinstance(train_src, TensorSource) or isinstance(test_src, TensorSource):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from datavet.auditors.base import AuditContext, Auditor, Skip
 from datavet.findings import Severity
+from datavet.scan.vectors import constant_parts
 
 
 class ConstantFeature(Auditor):
@@ -12,7 +13,9 @@ class ConstantFeature(Auditor):
     rows (for numbers, min == max, with infinities counted as values). Columns that are entirely
     missing are left to V001. For tensor inputs, every input position (a pixel of a channel, a
     step of a sequence) and every channel, summarised in one finding: "37 of 784 input
-    positions are constant in train: the border".
+    positions are constant in train: the border". For vector columns (embeddings), every
+    dimension, in one finding per column: "12 of 768 dimensions of vector column 'emb' are
+    constant in train".
 
     **Why it matters**
     A constant column carries no information. Standardising it divides by a zero standard
@@ -46,6 +49,19 @@ class ConstantFeature(Auditor):
                 )
             return
         for col in train.columns.values():
+            if col.vector is not None:  # vector columns: constant dimensions, as for tensors
+                parts = constant_parts(col.name, col.vector)
+                if parts is not None:
+                    yield self.finding(
+                        parts.message("train"),
+                        split="train",
+                        columns=(col.name,),
+                        n_affected=len(parts.constant),
+                        metrics={"dimensions": len(parts.constant)},
+                        hint="drop dimensions that never change; per-dimension standardisation "
+                        "divides by their zero std",
+                    )
+                continue
             if col.present == 0 or col.n_distinct != 1:
                 continue
             ((value, _),) = col.values.most_common(1)

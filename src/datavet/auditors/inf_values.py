@@ -9,7 +9,9 @@ class InfValues(Auditor):
 
     **What it checks**
     Every numeric column of every split: values that are positive or negative infinity, counted
-    exactly and separately (``+inf`` and ``-inf`` each), with the first row positions.
+    exactly and separately (``+inf`` and ``-inf`` each), with the first row positions. Vector
+    columns (embeddings) are looked into: a row counts when its vector holds an infinite element,
+    and the finding names the rows, the element positions and the dimensions.
 
     **Why it matters**
     Infinity usually comes from ``log(0)``, a division by zero or an overflowing cast upstream.
@@ -48,6 +50,19 @@ class InfValues(Auditor):
                         f"{profile.split} ({pct(col.inf, col.rows)}): "
                         f"{rows_text(col.inf_rows, col.inf, unit='sample')}."
                     )
+                elif col.vector is not None:
+                    vec = col.vector
+                    kinds = " and ".join(
+                        k
+                        for k, n in (("+inf", vec.posinf_values), ("-inf", vec.neginf_values))
+                        if n
+                    )
+                    plural = "s" if col.inf != 1 else ""
+                    message = (
+                        f"Vector column {col.name!r} has {col.inf:,} row{plural} holding {kinds} "
+                        f"in {profile.split} ({pct(col.inf, col.rows)}): "
+                        f"{rows_text(col.inf_rows, col.inf)} ({vec.where('inf')})."
+                    )
                 else:
                     message = (
                         f"Column {col.name!r} has {' and '.join(parts)} values in "
@@ -64,6 +79,14 @@ class InfValues(Auditor):
                         "posinf": col.posinf,
                         "neginf": col.neginf,
                         "fraction": col.inf / col.rows,
+                        **(
+                            {
+                                "posinf_elements": col.vector.posinf_values,
+                                "neginf_elements": col.vector.neginf_values,
+                            }
+                            if col.vector is not None
+                            else {}
+                        ),
                     },
                     hint="fix the transform that made it (log(x + eps), guarded division) or clip",
                 )

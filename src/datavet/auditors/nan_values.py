@@ -10,7 +10,9 @@ class NanValues(Auditor):
     **What it checks**
     Every feature column of every split, every row: missing values (null, None, NaN, NaT) are
     counted exactly, never estimated from a sample, and reported per column and split with the
-    first row positions.
+    first row positions. Vector columns (embeddings: a list or array of numbers per row) are
+    looked into: a row counts when its vector is null or holds a NaN element, and the finding
+    names the rows, the element positions and the dimensions the NaN sit in.
 
     **Why it matters**
     One NaN in an input makes the forward pass NaN, then the loss, then (after one update) every
@@ -41,6 +43,8 @@ class NanValues(Auditor):
                         f"Input {col.name} holds NaN in {col.missing:,} sample{plural} of "
                         f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
                     )
+                elif col.vector is not None and col.missing < col.rows:
+                    message = _vector_message(col, profile.split)
                 elif col.missing == col.rows:
                     message = (
                         f"Column {col.name!r} is entirely missing in {profile.split} "
@@ -59,7 +63,32 @@ class NanValues(Auditor):
                     columns=(col.name,),
                     n_affected=col.missing,
                     examples=col.missing_rows,
-                    metrics={"count": col.missing, "fraction": col.missing / col.rows},
+                    metrics=_metrics(col),
                     hint="impute with train-fitted statistics plus a missing-indicator column, "
                     "or drop the rows",
                 )
+
+
+def _metrics(col) -> dict:
+    out = {"count": col.missing, "fraction": col.missing / col.rows}
+    if col.vector is not None:
+        out["nan_elements"] = col.vector.nan_values
+        out["null_rows"] = col.vector.null_rows
+    return out
+
+
+def _vector_message(col, split: str) -> str:
+    vec = col.vector
+    nan_rows = col.missing - vec.null_rows
+    parts = []
+    if nan_rows:
+        plural = "s" if nan_rows != 1 else ""
+        parts.append(f"{nan_rows:,} row{plural} holding NaN ({vec.where('nan')})")
+    if vec.null_rows:
+        plural = "s" if vec.null_rows != 1 else ""
+        parts.append(f"{vec.null_rows:,} null row{plural} (no vector)")
+    return (
+        f"Vector column {col.name!r} has {col.missing:,} missing or NaN row"
+        f"{'s' if col.missing != 1 else ''} in {split} ({pct(col.missing, col.rows)}): "
+        f"{rows_text(col.missing_rows, col.missing)}; {' and '.join(parts)}."
+    )

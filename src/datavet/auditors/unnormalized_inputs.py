@@ -20,7 +20,9 @@ class UnnormalizedInputs(Auditor):
     pixels stored as floats), or when their mean is beyond ``max_abs_mean`` (10) in absolute
     value, or their standard deviation above ``max_std`` (10) or below ``min_std`` (0.001). The
     hint says what to divide by, and the per-channel mean and std of train to standardise with.
-    Tables are left to F003.
+    Vector columns of a table (embeddings: a list or array of numbers per row, in Parquet,
+    Arrow or pandas) are read the same way, one finding per column, over all their elements.
+    Other table columns are left to F003.
 
     **Why it matters**
     Networks are initialised for inputs of about unit scale. Raw 0..255 pixels make the first
@@ -45,8 +47,31 @@ class UnnormalizedInputs(Auditor):
     thresholds = {"max_abs_mean": 10.0, "max_std": 10.0, "min_std": 0.001}
 
     def check(self, ctx: AuditContext):
-        if ctx.train.tensor is None:
-            raise Skip("applies to tensor inputs (NumPy, PyTorch); F003 covers tables")
+        vectors = any(c.vector is not None for p in ctx.splits for c in p.columns.values())
+        if ctx.train.tensor is None and not vectors:
+            raise Skip(
+                "applies to tensor inputs (NumPy, PyTorch) and vector columns (embeddings); "
+                "F003 covers other table columns"
+            )
+        if ctx.train.tensor is not None:
+            yield from self._tensors(ctx)
+        if vectors:
+            yield from self._vectors(ctx)
+
+    def _why(self, dtype: str, integral: bool, lo: float, hi: float, mean: float, std: float):
+        """Why values look raw, in words (None when they look normalised)."""
+        values = f"values {fmt(lo)}..{fmt(hi)}, mean {fmt(mean)}, std {fmt(std)}"
+        if dtype in ("uint8", "uint16") and hi > 1:
+            return f"are {dtype}, raw integers ({values})"
+        if integral and lo >= 0 and RAW_8BIT_MIN_MAX <= hi <= 255:
+            return f"look like raw 0..255 pixel values stored as {dtype} ({values})"
+        if abs(mean) > self.options["max_abs_mean"] or std > self.options["max_std"]:
+            return f"are far from a normalised range ({values})"
+        if 0 < std < self.options["min_std"]:
+            return f"vary very little ({values}): they look scaled down too far"
+        return None
+
+    def _tensors(self, ctx: AuditContext):
         reference = _per_channel(ctx.train)
         train_raw = False
         for profile in ctx.splits:
@@ -61,35 +86,13 @@ class UnnormalizedInputs(Auditor):
             lo, hi = min(c.min for c in chans), max(c.max for c in chans)
             mean, std = whole.mean, whole.std
             dtype = profile.tensor.layout.dtype
-            integral = profile.tensor.integral
-            values = f"values {fmt(lo)}..{fmt(hi)}, mean {fmt(mean)}, std {fmt(std)}"
-            divide = _divisor(dtype, lo, hi)
-            if dtype in ("uint8", "uint16") and hi > 1:
-                why = f"are {dtype}, raw integers ({values})"
-            elif integral and lo >= 0 and RAW_8BIT_MIN_MAX <= hi <= 255:
-                why = f"look like raw 0..255 pixel values stored as {dtype} ({values})"
-            elif abs(mean) > self.options["max_abs_mean"] or std > self.options["max_std"]:
-                why = f"are far from a normalised range ({values})"
-            elif 0 < std < self.options["min_std"]:
-                why = f"vary very little ({values}): they look scaled down too far"
-            else:
+            why = self._why(dtype, profile.tensor.integral, lo, hi, mean, std)
+            if why is None:
                 continue
+            divide = _divisor(dtype, lo, hi)
             if profile.split == "train":
                 train_raw = True
-                hint = _hint(divide, reference)
-            elif train_raw:
-                hint = f"as for train: {_hint(divide, reference)}"
-            else:  # train is fine: the splits were preprocessed differently
-                hint = (
-                    f"preprocess {profile.split} exactly as train (same scaling and "
-                    "normalisation, with the statistics fitted on train)"
-                )
-            if divide is None and _is_index_dtype(dtype):
-                # int32/int64 inputs are often token or category ids fed to an embedding.
-                hint += (
-                    "; if these are token or category indices for an embedding layer, "
-                    "scaling does not apply (ignore T001 for this input)"
-                )
+            hint = _split_hint(profile.split, train_raw, divide, reference, dtype)
             yield self.finding(
                 f"Inputs in {profile.split} {why}; networks expect inputs of about unit scale.",
                 split=profile.split,
@@ -98,6 +101,67 @@ class UnnormalizedInputs(Auditor):
                 metrics={"mean": mean, "std": std, "min": lo, "max": hi},
                 hint=hint,
             )
+
+    def _vectors(self, ctx: AuditContext):
+        """Vector columns (embeddings), each read as a tensor input of one axis."""
+        train_raw: set[str] = set()
+        for profile in ctx.splits:
+            for col in profile.columns.values():
+                vec = col.vector
+                if vec is None or not col.finite.n:
+                    continue
+                dtype = ARROW_DTYPES.get(vec.value_type, vec.value_type)
+                lo, hi, mean, std = col.min, col.max, col.mean, col.std
+                why = self._why(dtype, vec.integral, lo, hi, mean, std)
+                if why is None:
+                    continue
+                if profile.split == "train":
+                    train_raw.add(col.name)
+                ref = ctx.train.columns.get(col.name)
+                dims = ref.vector.per_dim() if ref is not None and ref.vector is not None else None
+                reference = (
+                    [(f"{col.name}[{j}]", m, s) for j, (m, s) in enumerate(dims)] if dims else []
+                )
+                hint = _split_hint(
+                    profile.split,
+                    col.name in train_raw,
+                    _divisor(dtype, lo, hi),
+                    reference,
+                    dtype,
+                    unit="dimension",
+                )
+                yield self.finding(
+                    f"Vector column {col.name!r} in {profile.split}: its elements {why}; "
+                    "networks expect inputs of about unit scale.",
+                    split=profile.split,
+                    columns=(col.name,),
+                    n_affected=col.rows - col.missing,
+                    metrics={"mean": mean, "std": std, "min": lo, "max": hi},
+                    hint=hint,
+                )
+
+
+# Arrow's names of element types, as NumPy (and the rest of this rule) calls them
+ARROW_DTYPES = {"halffloat": "float16", "float": "float32", "double": "float64"}
+
+
+def _split_hint(split, train_raw, divide, reference, dtype, unit="channel") -> str:
+    if split == "train":
+        hint = _hint(divide, reference, unit)
+    elif train_raw:
+        hint = f"as for train: {_hint(divide, reference, unit)}"
+    else:  # train is fine: the splits were preprocessed differently
+        hint = (
+            f"preprocess {split} exactly as train (same scaling and "
+            "normalisation, with the statistics fitted on train)"
+        )
+    if divide is None and _is_index_dtype(dtype):
+        # int32/int64 inputs are often token or category ids fed to an embedding.
+        hint += (
+            "; if these are token or category indices for an embedding layer, "
+            "scaling does not apply (ignore T001 for this input)"
+        )
+    return hint
 
 
 def _is_index_dtype(dtype: str) -> bool:
@@ -122,20 +186,20 @@ def _per_channel(profile) -> list[tuple[str, float, float]]:
     ]
 
 
-def _hint(divide: int | None, train: list[tuple[str, float, float]]) -> str:
+def _hint(divide: int | None, train: list[tuple[str, float, float]], unit: str = "channel") -> str:
     first = f"convert to float and divide by {divide}, then " if divide else ""
     if not train or not all(math.isfinite(m) and math.isfinite(s) for _, m, s in train):
-        return f"{first}standardise each channel with the train mean and std"
+        return f"{first}standardise each {unit} with the train mean and std"
     if divide:
         train = [(n, m / divide, s / divide) for n, m, s in train]
     if len(train) > LISTED_CHANNELS:
         return (
-            f"{first}standardise each of the {len(train)} channels with its train mean and std "
+            f"{first}standardise each of the {len(train)} {unit}s with its train mean and std "
             "((x - mean) / std, fitted on train, applied to every split)"
         )
     means = ", ".join(f"{m:.4g}" for _, m, _ in train)
     stds = ", ".join(f"{s:.4g}" if s > 0 else "1" for _, _, s in train)
     return (
-        f"{first}standardise per channel with the train statistics: Normalize(mean=[{means}], "
+        f"{first}standardise per {unit} with the train statistics: Normalize(mean=[{means}], "
         f"std=[{stds}])"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -13,11 +14,40 @@ from datavet.scan.counters import CAPACITY, ValueCounter
 from datavet.scan.kmv import KMV
 from datavet.scan.moments import Moments
 
+if TYPE_CHECKING:
+    from datavet.scan.vectors import VectorStats
+
 MAX_EXAMPLES = 5
 
 
+def storage_type(arrow_type: pa.DataType) -> pa.DataType:
+    """The type a column is read as: extension types as their storage, run-end-encoded as their
+    values, view types as their plain (large) equivalent."""
+    t = arrow_type
+    if isinstance(t, pa.ExtensionType):
+        return storage_type(t.storage_type)
+    if pa.types.is_run_end_encoded(t):
+        return storage_type(t.value_type)
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_list_view(t):
+        return pa.list_(t.value_field)
+    if pa.types.is_large_list_view(t):
+        return pa.large_list(t.value_field)
+    return t
+
+
 def column_kind(arrow_type: pa.DataType) -> str:
-    """numeric | bool | string | temporal | other."""
+    """numeric | bool | string | temporal | vector | null | other.
+
+    ``vector``: a list of numbers per row (an embedding, see :mod:`datavet.scan.vectors`).
+    ``other``: binary, nested (lists of text, structs, maps, unions) and interval values: their
+    text form is counted and hashed, and no rule reads them as numbers."""
+    from datavet.scan.vectors import is_vector_type
+
+    arrow_type = storage_type(arrow_type)
     if pa.types.is_dictionary(arrow_type):
         return column_kind(arrow_type.value_type)
     if pa.types.is_boolean(arrow_type):
@@ -30,33 +60,139 @@ def column_kind(arrow_type: pa.DataType) -> str:
         return "numeric"
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         return "string"
-    if pa.types.is_temporal(arrow_type):
+    if pa.types.is_temporal(arrow_type) and not pa.types.is_interval(arrow_type):
         return "temporal"
     if pa.types.is_null(arrow_type):
         return "null"
+    if is_vector_type(arrow_type):
+        return "vector"
     return "other"
 
 
 def dense(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One plain Arrow array: chunks combined, dictionaries decoded, extension types as their
+    storage, run-end encoding expanded, view types as their plain equivalents."""
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    t = arr.type
+    if isinstance(t, pa.ExtensionType):
+        return dense(arr.storage)
+    if pa.types.is_run_end_encoded(t):
+        return dense(pc.run_end_decode(arr))
+    if pa.types.is_dictionary(t):
+        return dense(arr.dictionary_decode())
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+        return pc.cast(arr, storage_type(t))
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        lengths = np.asarray(
+            pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False), np.int64
+        )
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        large = pa.types.is_large_list_view(t)
+        cls = pa.LargeListArray if large else pa.ListArray
+        return cls.from_arrays(
+            pa.array(offsets, pa.int64() if large else pa.int32()),
+            dense(arr.flatten()),
+            mask=arr.is_null() if arr.null_count else None,
+        )
     return arr
+
+
+def dense_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every column :func:`dense` when one needs it (the same batch otherwise)."""
+    if not any(_needs_dense(f.type) for f in batch.schema):
+        return batch
+    arrays = [dense(c) if _needs_dense(c.type) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _needs_dense(t: pa.DataType) -> bool:
+    return (
+        isinstance(t, pa.ExtensionType)
+        or pa.types.is_run_end_encoded(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
+
+
+def temporal_ints(arr: pa.Array) -> pa.Array:
+    """A date/time/duration column as int64 in its own unit (dates as seconds)."""
+    if pa.types.is_date32(arr.type) or pa.types.is_date64(arr.type):
+        arr = pc.cast(arr, pa.timestamp("s"))
+    elif pa.types.is_time32(arr.type):
+        arr = pc.cast(arr, pa.int32())
+    return pc.cast(arr, pa.int64(), safe=False)
 
 
 def as_float(arr: pa.Array) -> np.ndarray:
     """Numbers or booleans as float64, missing as NaN, -0.0 as 0.0 (dates and times as their
     integer value in their own unit, for a date/time target)."""
+    arr = dense(arr)
     if pa.types.is_temporal(arr.type):
-        if pa.types.is_date32(arr.type) or pa.types.is_date64(arr.type):
-            arr = pc.cast(arr, pa.timestamp("s"))
-        arr = pc.cast(arr, pa.int64(), safe=False)
+        arr = temporal_ints(arr)
+    if pa.types.is_decimal(arr.type):
+        try:
+            arr = pc.cast(arr, pa.float64(), safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # very wide decimals
+            arr = pa.array([None if v is None else float(v) for v in arr.to_pylist()], pa.float64())
     if not pa.types.is_float64(arr.type):
         arr = pc.cast(arr, pa.float64(), safe=False)
     out = arr.to_numpy(zero_copy_only=False)
     with np.errstate(invalid="ignore"):  # a signalling NaN (damaged bytes) stays a NaN
         return out + 0.0  # a copy (never write into Arrow memory) that also turns -0.0 into 0.0
+
+
+def as_text(arr: pa.Array) -> pa.Array:
+    """Any column as text, null kept: strings as they are; binary as UTF-8 where it is, else as
+    Python writes bytes (``b'\\xff'``); everything else (nested, intervals) as its Python text."""
+    arr = dense(arr)
+    t = arr.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return arr
+    if pa.types.is_null(t):
+        return pa.nulls(len(arr), pa.string())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        try:
+            return pc.cast(pc.cast(arr, pa.large_binary()), pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        return pa.array(
+            [None if v is None else _bytes_text(v) for v in arr.to_pylist()], pa.large_string()
+        )
+    if not pa.types.is_nested(t) and not pa.types.is_interval(t):
+        try:
+            return pc.cast(arr, pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    return pa.array(
+        [None if v is None else _py_text(v) for v in _py_values(arr)], pa.large_string()
+    )
+
+
+def _bytes_text(v: bytes) -> str:
+    try:
+        return v.decode("utf-8")
+    except UnicodeDecodeError:
+        return repr(v)
+
+
+def _py_values(arr: pa.Array) -> list:
+    from datavet.scan.counters import py_list
+
+    try:
+        return py_list(arr)
+    except (pa.ArrowException, ValueError, OverflowError, TypeError):
+        return [None if not s.is_valid else str(s) for s in arr]
+
+
+def _py_text(v) -> str:
+    if isinstance(v, bytes):
+        return _bytes_text(v)
+    text = str(v)
+    # lone surrogates cannot be UTF-8: keep them visible as escapes
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def first_positions(mask: np.ndarray, offset: int, k: int = MAX_EXAMPLES) -> tuple[int, ...]:
@@ -90,6 +226,7 @@ class ColumnStats:
     tmax: int | None = None
     numeric_text: int = 0  # text columns: values that read as numbers ("12", "1e-3", "nan")
     text_values: tuple[tuple[int, str], ...] = ()  # text columns: first non-numeric (row, value)
+    vector: VectorStats | None = None  # vector columns: element-level figures (scan/vectors.py)
 
     @classmethod
     def of(cls, name: str, arr: pa.Array, offset: int, cache: dict | None = None) -> ColumnStats:
@@ -102,6 +239,22 @@ class ColumnStats:
         stats = cls(name=name, dtype=dtype, kind=kind, rows=len(arr))
         if kind == "string":
             return _string_stats(stats, string_values(arr, cache), offset)
+        if kind == "vector":
+            from datavet.scan.vectors import row_slices, vector_stats, vector_values
+
+            slices = row_slices(arr)
+            if len(slices) == 1:
+                parts = vector_values(arr)
+                if cache is not None:
+                    cache["vector"] = parts  # the row hashes read the same values
+                stats.vector = vector_stats(arr, offset, stats, parts)
+                return stats
+            merged = None
+            for start, length in slices:  # a wide batch, read a slice of rows at a time
+                part = cls(name=name, dtype=dtype, kind=kind, rows=length)
+                part.vector = vector_stats(arr.slice(start, length), offset + start, part)
+                merged = part if merged is None else merged.merge(part)
+            return merged
         if kind in ("numeric", "bool"):
             x = float_values(arr, cache)
             nan = np.isnan(x)
@@ -139,11 +292,7 @@ class ColumnStats:
             if kind in ("string", "temporal", "numeric", "bool"):
                 stats.values = _count(present, offset)
             elif kind != "null":
-                stats.values = _count(
-                    pc.cast(present, pa.string())
-                    if _castable(present)
-                    else pa.array([str(v) for v in present.to_pylist()])
-                )
+                stats.values = _count(as_text(present))
         return stats
 
     def merge(self, other: ColumnStats) -> ColumnStats:
@@ -166,6 +315,7 @@ class ColumnStats:
             tmax=_merge_optional(self.tmax, other.tmax, max),
             numeric_text=self.numeric_text + other.numeric_text,
             text_values=_first_distinct(self.text_values + other.text_values),
+            vector=_merge_optional(self.vector, other.vector, lambda a, b: a.merge(b)),
         )
 
     @property
@@ -273,14 +423,6 @@ def _first_distinct(
             if len(out) == k:
                 break
     return tuple(out)
-
-
-def _castable(arr: pa.Array) -> bool:
-    try:
-        pc.cast(arr.slice(0, 1), pa.string())
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-        return False
-    return True
 
 
 SCREEN_MIN_ROWS = 8192  # batches at least this long are screened before exact counting

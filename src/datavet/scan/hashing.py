@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from datavet.scan.columns import as_float, column_kind, dense
+from datavet.scan.columns import as_float, as_text, column_kind, dense, temporal_ints
 
 _U = np.uint64
 _SEEDS = (_U(0x243F6A8885A308D3), _U(0x13198A2E03707344))
@@ -138,20 +138,17 @@ def column_lanes(
     if kind == "null":
         return _numeric_lanes(np.full(len(arr), np.nan))
     if kind == "temporal":
-        ints = (
-            pc.cast(arr, pa.int64(), safe=False)
-            if not pa.types.is_date32(arr.type)
-            else (pc.cast(pc.cast(arr, pa.timestamp("s")), pa.int64()))
-        )
-        x = ints.to_numpy(zero_copy_only=False)
+        x = temporal_ints(arr).to_numpy(zero_copy_only=False)
         missing = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         x = np.where(missing, 0, x).astype(np.int64).view(_U)
         lanes = [_splitmix(x ^ s ^ _U(0x7E)) for s in _SEEDS]
         for h, token in zip(lanes, _MISSING):
             h[missing] = token
         return lanes
+    if kind == "vector":
+        return vector_lanes(arr, cache)
     if kind != "string":
-        arr = pa.array([None if v is None else str(v) for v in arr.to_pylist()], pa.string())
+        arr = as_text(arr)
     values = arr.to_numpy(zero_copy_only=False)
     missing = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     if as_number:
@@ -161,6 +158,41 @@ def column_lanes(
         nums = _numeric_lanes(np.where(parsed, numbers + 0.0, np.nan))
         return [np.where(parsed, n, t) for n, t in zip(nums, text)]
     return _text_lanes(np.where(missing, "", values).astype(object), missing)
+
+
+def vector_lanes(arr: pa.Array, cache: dict | None = None) -> list[np.ndarray]:
+    """Two lanes of per-row hashes of a vector column (``scan/vectors.py``): each element
+    canonicalised as a number (``1 == 1.0``, ``-0.0 == 0.0``, NaN and null elements one token),
+    mixed with its element index, summed per row (and summed with odd per-index weights for the
+    second lane), then mixed with the vector's length. A null vector hashes as missing."""
+    from datavet.scan.vectors import row_slices, vector_values
+
+    arr = dense(arr)
+    parts = cache.get("vector") if cache is not None else None
+    if parts is None:
+        slices = row_slices(arr)
+        if len(slices) > 1:  # a wide batch: a slice of rows at a time
+            pieces = [vector_lanes(arr.slice(a, n)) for a, n in slices]
+            return [np.concatenate([p[j] for p in pieces]) for j in range(2)]
+        parts = vector_values(arr)
+    x, lengths, null_rows = parts
+    z = np.ascontiguousarray(x).view(_U).copy()
+    z[np.isnan(x)] = _MISSING[0]
+    starts = np.cumsum(lengths) - lengths
+    pos = (np.arange(len(x), dtype=np.int64) - np.repeat(starts, lengths)).astype(_U)
+    out = []
+    for lane, seed in enumerate(_SEEDS):
+        salt = _splitmix(pos * _MULT ^ seed)
+        h = _splitmix(z ^ salt)
+        if lane:
+            h *= salt | _U(1)
+        cs = np.concatenate([np.zeros(1, _U), np.cumsum(h, dtype=_U)])
+        acc = cs[starts + lengths] - cs[starts]  # per-row sums, modulo 2**64
+        acc ^= _splitmix(lengths.astype(_U) ^ seed ^ _U(0x5EC7))
+        acc = _splitmix(acc)
+        acc[null_rows] = _MISSING[lane]
+        out.append(acc)
+    return out
 
 
 def float_values(arr: pa.Array, cache: dict | None = None) -> np.ndarray:

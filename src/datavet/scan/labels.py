@@ -12,6 +12,7 @@ from datavet.scan.columns import (
     _first_distinct,
     _numeric_text,
     as_float,
+    as_text,
     column_kind,
     dense,
     first_positions,
@@ -217,6 +218,23 @@ class LabelStats:
     @property
     def present(self) -> int:
         return self.rows - self.missing
+
+
+LABEL_KINDS = ("numeric", "bool", "string", "temporal", "null")
+
+
+def label_batch(batch: pa.RecordBatch, target: str) -> pa.RecordBatch:
+    """``batch`` with a label that is neither a number, a boolean, text nor a date as its text.
+
+    Binary labels, lists, structs, maps, unions and intervals become one class per distinct
+    value's text (``b"cat"`` reads as ``"cat"``; ``[0, 1]`` as ``"[0, 1]"``), so every label
+    rule and the baselines see classes they can count, compare and encode."""
+    i = batch.schema.get_field_index(target)
+    arr = batch.column(i)
+    if column_kind(arr.type) in LABEL_KINDS:
+        return batch
+    text = as_text(arr)
+    return batch.set_column(i, pa.field(target, text.type), text)
 
 
 def _with_nulls(present: pa.Array, missing: np.ndarray) -> pa.Array:

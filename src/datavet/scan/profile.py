@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from datavet.scan.columns import ColumnStats, merge_examples
+from datavet.scan.columns import ColumnStats, dense_batch, merge_examples
 from datavet.scan.groups import GroupCounts
 from datavet.scan.hashing import RowHashes, hash_rows, hash_values
-from datavet.scan.labels import LabelStats
+from datavet.scan.labels import LabelStats, label_batch
 from datavet.scan.neardup import near_rows
 from datavet.scan.neardup import older_rows as _older_rows
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
@@ -70,13 +70,19 @@ class Profile:
         caches: dict[str, dict] = {}  # per column: what one computation leaves for the next
         columns = {}
         label = None
+        dtypes = {f.name: str(f.type) for f in batch.schema}  # as stored, before dense_batch
+        batch = dense_batch(batch)
+        if plan.target is not None and plan.target in batch.schema.names:
+            batch = label_batch(batch, plan.target)
         for name, arr in zip(batch.schema.names, batch.columns):
             if name in plan.skip_columns:
                 continue
             if name == plan.target:
                 label = LabelStats.of(name, arr, offset)
+                label.dtype = dtypes[name]
             else:
                 columns[name] = ColumnStats.of(name, arr, offset, caches.setdefault(name, {}))
+                columns[name].dtype = dtypes[name]
         # S002 compares a split's rows on all its features; S001 compares splits on the
         # features they share. Hash twice only when those differ.
         features = [

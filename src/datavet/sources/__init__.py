@@ -13,7 +13,7 @@ from datavet.errors import InputError, UsageError
 from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor
 from datavet.sources.base import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.csv import open_csv
-from datavet.sources.frames import from_arrow, from_numpy, from_pandas
+from datavet.sources.frames import from_arrow, from_numpy, from_pair, from_pandas
 from datavet.sources.parquet import PARQUET_SUFFIXES, open_arrow, open_parquet
 
 __all__ = [
@@ -110,8 +110,8 @@ def open_source(
         return from_numpy(data, None, f"<{role} array>", target)
     if isinstance(data, tuple) and len(data) == 2:
         x, y = data
-        return from_numpy(np.asarray(x), np.asarray(y), f"<{role} arrays>", target)
+        return from_pair(x, y, f"<{role} arrays>", target)
     raise UsageError(
         f"cannot audit {type(data).__name__} as {role}: pass a path, a pandas DataFrame, "
-        "a pyarrow Table, or an (X, y) pair of NumPy arrays"
+        "a pyarrow Table, or an (X, y) pair (arrays, or a DataFrame and a Series)"
     )

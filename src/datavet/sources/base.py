@@ -73,6 +73,7 @@ class TableSource(TabularSource):
     """An in-memory Arrow table (from pandas, NumPy or Arrow itself)."""
 
     table: pa.Table | None = None
+    label: str | None = None  # an (X, y) pair: the column that holds y
 
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
         yield from self.table.to_batches(max_chunksize=batch_rows)
