@@ -55,3 +55,6 @@ clean:
 .PHONY: fuzz  # long corruption fuzz of the readers (the CI budget is tests/hardening/test_fuzz.py)
 fuzz: $(VENV)/.installed-dev
 	$(BIN)/python bench/fuzz_readers.py --iterations $${FUZZ_ITERATIONS:-2000}
+.PHONY: docs  # the generated rule reference (a test fails when it is stale)
+docs: $(VENV)/.installed
+	$(BIN)/python -m datavet.docs > docs/rules.md
