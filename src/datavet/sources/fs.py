@@ -438,16 +438,20 @@ def _common_type(name: str, types: list[tuple[str, pa.DataType]], text: bool) ->
     distinct = {t for _, t in types}
     if len(distinct) == 1:
         return types[0][1]
-    try:
-        merged = pa.unify_schemas(
-            [pa.schema([pa.field(name, t)]) for t in distinct], promote_options="permissive"
-        )
-        return merged.field(name).type
-    except (pa.ArrowException, TypeError, ValueError):
-        pass
-    plain = {t.value_type if pa.types.is_dictionary(t) else t for t in distinct}
-    if len(plain) == 1:
-        return plain.pop()
+    # permissive promotion; a dictionary column unifies with plain ones as its values' type
+    for candidates in (
+        distinct,
+        {t.value_type if pa.types.is_dictionary(t) else t for t in distinct},
+    ):
+        if len(candidates) == 1:
+            return next(iter(candidates))
+        try:
+            merged = pa.unify_schemas(
+                [pa.schema([pa.field(name, t)]) for t in candidates], promote_options="permissive"
+            )
+            return merged.field(name).type
+        except (pa.ArrowException, TypeError, ValueError):
+            continue
     if text:
         return pa.string()
     (la, ta), (lb, tb) = types[0], next(lt for lt in types if lt[1] != types[0][1])
