@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.feather as feather
-import pyarrow.parquet as pq
 import pytest
 
 import datavet
