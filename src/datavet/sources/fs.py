@@ -233,6 +233,8 @@ def find(loc: Location) -> Found:
         return _directory(loc)
     if is_glob(loc.path):
         return _glob(loc)
+    if not loc.local:
+        raise InputError(loc.name, "no such file or directory (no object, prefix or bucket)")
     raise InputError(loc.name, "no such file or directory")
 
 
