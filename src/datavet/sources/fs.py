@@ -492,8 +492,14 @@ class Conform:
         self.schema = schema
         self.values = values
         self._constants: dict[str, pa.Array] = {}
+        self._same: pa.Schema | None = None  # a batch schema that needs no change
 
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if self._same is not None and batch.schema is self._same:
+            return batch
+        if not self.values and batch.schema.equals(self.schema):
+            self._same = batch.schema  # the common case: one file, or files alike
+            return batch
         n = batch.num_rows
         arrays = []
         for f in self.schema:
