@@ -46,7 +46,7 @@ def _parquet_bytes(df: pd.DataFrame, **kw) -> bytes:
 def s3():
     """A moto S3 server on 127.0.0.1 (a free port), a bucket with Parquet and CSV objects and a
     Hive-partitioned prefix; the endpoint and credentials in the environment."""
-    boto3 = pytest.importorskip("boto3")  # part of moto[server], a dev dependency
+    import boto3  # with moto[server], a dev dependency
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
