@@ -26,6 +26,7 @@ from datavet.scan.hashing import RowHashes
 from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
 from datavet.sources import DEFAULT_BATCH_ROWS, TableSource, TabularSource
 from datavet.sources.csv import CsvSource
+from datavet.sources.fs import FileSetSource
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
 
 BUCKET_BITS = 4  # 16 buckets for the row-identity checks
@@ -67,24 +68,21 @@ def _descriptors(source: TabularSource, client, batch_rows: int) -> list[tuple]:
     out = []
     offset = 0
     if isinstance(source, ParquetSource):
-        import pyarrow.parquet as pq
-
-        for path in source.files:
-            meta = pq.ParquetFile(path).metadata
-            for rg in range(meta.num_row_groups):
-                # Absolute paths: workers may run in another directory (or on another machine
-                # that mounts the same path).
-                out.append(("parquet", (str(path.resolve()), rg, source._label(path)), offset))
-                offset += meta.row_group(rg).num_rows
+        # one task per row group; a piece names its file on the source's filesystem (absolute
+        # local paths, or an object store every worker reaches)
+        for piece, rows in source.pieces():
+            out.append(("parquet", piece, offset))
+            offset += rows
         return out
     if isinstance(source, ArrowIpcSource) and not source.stream:
         reader = source._reader()
         for i in range(reader.num_record_batches):
-            out.append(("ipc", (str(source.path.resolve()), i, source.name), offset))
+            out.append(("ipc", (source, i), offset))
             offset += reader.get_batch(i).num_rows
         return out
-    if isinstance(source, (CsvSource, ArrowIpcSource)):
-        source.path = source.path.resolve()
+    if isinstance(source, (CsvSource, ArrowIpcSource, FileSetSource)):
+        if getattr(source, "filesystem", None) is None and hasattr(source, "path"):
+            source.path = source.path.resolve()
         return [("source", source, 0)]
     table = (
         source.table
@@ -100,24 +98,13 @@ def _descriptors(source: TabularSource, client, batch_rows: int) -> list[tuple]:
 
 def _batches(kind: str, payload, offset: int, batch_rows: int):
     if kind == "parquet":
-        import pyarrow.parquet as pq
-
-        from datavet.errors import InputError
-
-        path, rg, name = payload
-        try:
-            batches = pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[rg])
-            for batch in batches:
-                yield offset, batch
-                offset += batch.num_rows
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(name, f"row group {rg} cannot be read on a worker ({exc})") from exc
+        for batch in payload.batches(batch_rows):
+            yield offset, batch
+            offset += batch.num_rows
         return
     if kind == "ipc":
-        import pyarrow.ipc as ipc
-
-        path, i, _ = payload
-        batch = ipc.open_file(pa.memory_map(path, "r")).get_batch(i)
+        source, i = payload
+        batch = source._reader().get_batch(i)
         for start in range(0, batch.num_rows, batch_rows):
             piece = batch.slice(start, batch_rows)
             yield offset + start, piece

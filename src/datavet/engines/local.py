@@ -93,20 +93,7 @@ def _column_batches(source: TabularSource, columns: list[str], batch_rows: int):
     """(offset, batch of ``columns`` only), or None when the source cannot read columns alone
     (CSV: every byte has to be parsed anyway)."""
     if isinstance(source, ParquetSource):
-        import pyarrow.parquet as pq
-
-        def gen():
-            offset = 0
-            for path in source.files:
-                pf = pq.ParquetFile(path)
-                for rg in range(pf.num_row_groups):
-                    for batch in pf.iter_batches(
-                        batch_size=batch_rows, row_groups=[rg], columns=columns
-                    ):
-                        yield offset, batch
-                        offset += batch.num_rows
-
-        return gen()
+        return source.column_batches(columns, batch_rows)
     if isinstance(source, TableSource) or (
         isinstance(source, ArrowIpcSource) and not source.stream
     ):

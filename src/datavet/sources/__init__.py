@@ -10,71 +10,143 @@ import pandas as pd
 import pyarrow as pa
 
 from datavet.errors import InputError, UsageError
+from datavet.sources import fs
 from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor
 from datavet.sources.base import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.csv import open_csv
 from datavet.sources.frames import from_arrow, from_numpy, from_pair, from_pandas
-from datavet.sources.parquet import PARQUET_SUFFIXES, open_arrow, open_parquet
+from datavet.sources.fs import (
+    ARROW_SUFFIXES,
+    CSV_SUFFIXES,
+    PARQUET_SUFFIXES,
+    FileSetSource,
+    writes_into_input,
+)
+from datavet.sources.parquet import ParquetSource, open_arrow
 
 __all__ = [
+    "ARROW_SUFFIXES",
+    "CSV_SUFFIXES",
     "DEFAULT_BATCH_ROWS",
+    "PARQUET_SUFFIXES",
     "SchemaRestart",
     "TableSource",
     "TabularSource",
     "TensorSource",
     "open_source",
+    "writes_into_input",
 ]
 
-CSV_SUFFIXES = {".csv", ".tsv", ".tab"}
-ARROW_SUFFIXES = {".arrow", ".feather", ".ipc"}
-_COMPRESSED = {".gz", ".bz2", ".zst", ".lz4"}
-_REFUSED = {".pkl", ".pickle", ".joblib"}
+_PICKLE_REFUSED = (
+    "pickle files are refused: unpickling runs arbitrary code; save the table as Parquet or CSV"
+)
+_UNSUPPORTED = (
+    "expected .csv, .tsv, .parquet, .arrow or .feather, a directory of such files (Hive "
+    "partitions such as site=A/ become columns), a glob such as 'data/*.parquet', or an "
+    "s3://, gs:// or file:// URL"
+)
 
 
 def _suffix(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSED:
-        return suffixes[-2]
-    return suffixes[-1] if suffixes else ""
+    return fs.suffix_of(str(path))
 
 
 def open_path(
     path: str | os.PathLike, name: str | None = None, encoding: str | None = None
 ) -> TabularSource:
-    path = Path(path)
-    name = name or str(path)
-    if not path.exists():
-        raise InputError(name, "no such file or directory")
-    if path.is_dir():
-        return open_parquet(path, name)
+    """Open a file, a directory, a glob or a URL (see ``sources.fs``) as one table."""
+    name = name or os.fspath(path)
+    loc = fs.locate(path, name)
+    if loc.local and not fs.is_url(os.fspath(path)) and not fs.is_glob(os.fspath(path)):
+        local = Path(path)
+        if not local.exists():
+            raise InputError(name, "no such file or directory")
+        if local.is_file():
+            return _open_local_file(local, name, encoding)
+    found = fs.find(loc)
+    if found.kind == "file":
+        if loc.local:
+            return _open_local_file(Path(found.files[0].path), name, encoding)
+        return _open_remote_file(loc, found.files[0], encoding)
+    return _open_many(found, name, encoding)
+
+
+def _open_local_file(path: Path, name: str, encoding: str | None) -> TabularSource:
     if not os.access(path, os.R_OK):
         raise InputError(name, "permission denied")
     if path.stat().st_size == 0:
         raise InputError(name, "file is empty (0 bytes)")
-    kind = _suffix(path)
-    if kind in _REFUSED:
-        raise InputError(
-            name,
-            "pickle files are refused: unpickling runs arbitrary code; "
-            "save the table as Parquet or CSV",
-        )
-    if kind in CSV_SUFFIXES:
-        return open_csv(path, name, encoding)
-    if kind in PARQUET_SUFFIXES:
-        return open_parquet(path, name)
-    if kind in ARROW_SUFFIXES:
-        return open_arrow(path, name)
-    with path.open("rb") as fh:
-        head = fh.read(6)
-    if head[:4] == b"PAR1":
-        return open_parquet(path, name)
-    if head == b"ARROW1":
-        return open_arrow(path, name)
-    raise InputError(
-        name,
-        f"unsupported format {kind or '(no extension)'!r}; expected .csv, .tsv, .parquet, "
-        ".arrow or .feather, or a directory of Parquet files",
-    )
+    kind = fs.format_of(str(path))
+    if kind is None:
+        with path.open("rb") as fh:
+            kind = fs.format_of_bytes(fh.read(6))
+    return _open_file(kind, fs.locate(path, name), str(path), name, encoding, suffix=_suffix(path))
+
+
+def _open_remote_file(loc: fs.Location, ref: fs.FileRef, encoding: str | None) -> TabularSource:
+    if ref.size == 0:
+        raise InputError(loc.name, "file is empty (0 bytes)")
+    kind = ref.format
+    if kind is None:
+        try:
+            with loc.filesystem.open_input_stream(ref.path) as fh:
+                kind = fs.format_of_bytes(fh.read(6))
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(loc.name, f"cannot read ({exc})".splitlines()[0]) from None
+    return _open_file(kind, loc, ref.path, loc.name, encoding, suffix=fs.suffix_of(ref.path))
+
+
+def _open_file(
+    kind: str | None, loc: fs.Location, path: str, name: str, encoding, *, suffix: str
+) -> TabularSource:
+    """One file of a known format, on the location's filesystem."""
+    if kind == "pickle":
+        raise InputError(name, _PICKLE_REFUSED)
+    if kind == "csv":
+        if loc.local:
+            return open_csv(Path(path), name, encoding)
+        return open_csv(Path(path), name, encoding, filesystem=loc.filesystem)
+    if kind == "parquet":
+        where = os.path.abspath(path) if loc.local else path
+        return ParquetSource(
+            name=name, format="parquet", files=[where], filesystem=loc.filesystem, uri=name
+        ).open()
+    if kind == "arrow":
+        return open_arrow(path, name, None if loc.local else loc.filesystem)
+    raise InputError(name, f"unsupported format {suffix or '(no extension)'!r}; {_UNSUPPORTED}")
+
+
+def _open_many(found: fs.Found, name: str, encoding: str | None) -> TabularSource:
+    """A directory or glob: its files in path order, partition directories as columns."""
+    loc = found.location
+    part_schema, values = fs.partitions(found)
+    labels = [r.label for r in found.files]
+    kind = found.files[0].format
+    if kind == "parquet":
+        return ParquetSource(
+            name=name,
+            format="parquet",
+            files=[r.path for r in found.files],
+            filesystem=loc.filesystem,
+            labels=labels,
+            partition_values=values,
+            partition_schema=part_schema,
+            uri=name,
+        ).open()
+    children = [
+        _open_file(kind, loc, r.path, r.label, encoding, suffix=fs.suffix_of(r.path))
+        for r in found.files
+    ]
+    return FileSetSource(
+        name=name,
+        format=kind,
+        children=children,
+        labels=labels,
+        partition_values=values,
+        partition_schema=part_schema,
+        text_fallback=kind == "csv",
+        uri=name,
+    ).open()
 
 
 def open_source(
@@ -88,7 +160,8 @@ def open_source(
 ) -> TabularSource | TensorSource:
     """Open ``data`` for scanning.
 
-    ``data`` may be a path (CSV, TSV, Parquet file or directory, Arrow IPC/Feather), a pandas
+    ``data`` may be a path (CSV, TSV, Parquet, Arrow IPC/Feather; a directory or glob of such
+    files, Hive partition directories read as columns; a file://, s3:// or gs:// URL), a pandas
     DataFrame, a pyarrow Table or RecordBatch, a 2-D NumPy array, or an ``(X, y)`` pair of arrays.
     Tensor inputs (``.npy``/``.npz``/``.pt`` paths, arrays with more than 2 dimensions, torch
     tensors, Datasets and DataLoaders) open as a :class:`TensorSource` (see ``sources.arrays``).

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -35,6 +36,13 @@ class CsvSource(TabularSource):
     delimiter: str = ","
     column_types: dict[str, pa.DataType] = field(default_factory=dict)
     encoding: str = "utf-8"
+    filesystem: Any = None  # a pyarrow filesystem (s3://, gs://); None: a local file
+
+    def _input(self):
+        """What pyarrow reads: the local path, or a stream on ``filesystem`` (never a download)."""
+        if self.filesystem is None:
+            return self.path
+        return self.filesystem.open_input_stream(str(self.path), compression="detect")
 
     def _options(self):
         read = pacsv.ReadOptions(block_size=_BLOCK_BYTES, use_threads=True, encoding=self.encoding)
@@ -48,7 +56,7 @@ class CsvSource(TabularSource):
     def _open(self) -> pacsv.CSVStreamingReader:
         read, parse, convert = self._options()
         try:
-            return pacsv.open_csv(self.path, read, parse, convert)
+            return pacsv.open_csv(self._input(), read, parse, convert)
         except _READ_ERRORS as exc:
             raise self._error(exc) from None
 
@@ -76,7 +84,7 @@ class CsvSource(TabularSource):
         return InputError(self.name, _describe(exc))
 
     def _raise_if_not_utf8(self) -> None:
-        found = first_invalid_utf8(self.path)
+        found = first_invalid_utf8(self.path, self.filesystem)
         if found is not None:
             offset, line, byte = found
             raise InputError(
@@ -131,14 +139,19 @@ def _compressed(path: Path) -> bool:
     return path.suffix.lower() in {".gz", ".bz2", ".zst", ".lz4"}
 
 
-def first_invalid_utf8(path: Path) -> tuple[int, int, int] | None:
+def first_invalid_utf8(path: Path, filesystem: Any = None) -> tuple[int, int, int] | None:
     """``(byte offset, line number, byte)`` of the first byte that is not valid UTF-8 (in the
     decompressed text of a compressed file), or None. Streams the file a megabyte at a time."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset = 0  # bytes fed to the decoder so far
     lines = 1
     try:
-        with pa.input_stream(str(path), compression="detect") as stream:
+        opened = (
+            pa.input_stream(str(path), compression="detect")
+            if filesystem is None
+            else filesystem.open_input_stream(str(path), compression="detect")
+        )
+        with opened as stream:
             while True:
                 chunk = stream.read(_SCAN_BYTES)
                 pending = len(decoder.getstate()[0])  # an incomplete sequence carried over
@@ -157,7 +170,11 @@ def first_invalid_utf8(path: Path) -> tuple[int, int, int] | None:
         return None  # unreadable further on: the reader's own error says so
 
 
-def open_csv(path: Path, name: str, encoding: str | None = None) -> CsvSource:
+def open_csv(
+    path: Path, name: str, encoding: str | None = None, filesystem: Any = None
+) -> CsvSource:
+    """A CSV/TSV file: a local path, or a path on a pyarrow ``filesystem`` (an object store),
+    streamed from it."""
     delimiter = "\t" if _suffix_without_compression(path) in {".tsv", ".tab"} else ","
     encoding = encoding or "utf-8"
     try:
@@ -173,6 +190,7 @@ def open_csv(path: Path, name: str, encoding: str | None = None) -> CsvSource:
         delimiter=delimiter,
         uri=str(path),
         encoding=encoding,
+        filesystem=filesystem,
     ).open()
 
 

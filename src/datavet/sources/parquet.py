@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from datavet.errors import InputError
 from datavet.sources.base import TabularSource
+from datavet.sources.fs import (
+    PARQUET_SUFFIXES,
+    Conform,
+    locate,
+    order_note,
+    unify_schemas,
+    with_partitions,
+)
 
-PARQUET_SUFFIXES = {".parquet", ".pq", ".parq"}
+__all__ = ["PARQUET_SUFFIXES", "ArrowIpcSource", "ParquetPiece", "ParquetSource"]
+
+_PARQUET_ERRORS = (pa.ArrowException, OSError, UnicodeError, EOFError, ValueError)
 
 
 def _reader_problem(exc: Exception) -> str:
@@ -22,7 +35,8 @@ def _reader_problem(exc: Exception) -> str:
 
 
 def _parquet_files(root: Path) -> list[Path]:
-    """Data files under a dataset directory, in a stable order (hidden and _metadata skipped)."""
+    """Data files under a local dataset directory, in a stable order (hidden and _metadata
+    skipped): what ``--max-memory`` estimates from."""
     files = [
         p
         for p in root.rglob("*")
@@ -33,92 +47,148 @@ def _parquet_files(root: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
+@dataclass(frozen=True)
+class ParquetPiece:
+    """One row group of one file of a Parquet dataset, conformed to the dataset schema: what a
+    Dask worker reads (small and picklable: a filesystem, a path, a row group)."""
+
+    filesystem: Any
+    path: str
+    row_group: int
+    label: str
+    schema: pa.Schema
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def batches(
+        self, batch_rows: int, columns: list[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        values = dict(self.values)
+        schema = (
+            self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
+        )
+        conform = Conform(self.label, schema, values)
+        wanted = [c for c in schema.names if c not in values]
+        try:
+            with self.filesystem.open_input_file(self.path) as fh:
+                pf = pq.ParquetFile(fh)
+                for batch in pf.iter_batches(
+                    batch_size=batch_rows, row_groups=[self.row_group], columns=wanted
+                ):
+                    yield conform(batch)
+        except _PARQUET_ERRORS as exc:
+            raise InputError(
+                self.label, f"row group {self.row_group} is corrupt ({_reader_problem(exc)})"
+            ) from None
+
+
 @dataclass
 class ParquetSource(TabularSource):
-    files: list[Path] = field(default_factory=list)
+    """One Parquet file, or several (a directory, a glob) read in path order as one table, on
+    any pyarrow filesystem, with Hive partition values as columns."""
+
+    files: list[str] = field(default_factory=list)
+    filesystem: Any = None
+    labels: list[str] = field(default_factory=list)
+    partition_values: list[dict[str, Any]] = field(default_factory=list)
+    partition_schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
+    row_groups: list[list[int]] = field(default_factory=list)  # rows of each row group, per file
 
     def open(self) -> ParquetSource:
-        schema = None
-        total = 0
-        for path in self.files:
-            label = self._label(path)
+        if self.filesystem is None:
+            self.filesystem = pafs.LocalFileSystem()
+        if not self.labels:
+            self.labels = [self.name] if len(self.files) == 1 else list(self.files)
+        if not self.partition_values:
+            self.partition_values = [{} for _ in self.files]
+        schemas = []
+        self.row_groups = []
+        for path, label in zip(self.files, self.labels):
             try:
-                meta = pq.ParquetFile(path)
-            except (pa.ArrowException, OSError, UnicodeError, EOFError) as exc:
+                with self.filesystem.open_input_file(path) as fh:
+                    meta = pq.ParquetFile(fh)
+                    schemas.append((label, meta.schema_arrow))
+                    md = meta.metadata
+                    self.row_groups.append(
+                        [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+                    )
+            except _PARQUET_ERRORS as exc:
                 raise InputError(
                     label, f"not a readable Parquet file ({_reader_problem(exc)})"
-                ) from exc
-            file_schema = meta.schema_arrow
-            if schema is None:
-                schema = file_schema
-            elif not file_schema.equals(schema):
-                raise InputError(
-                    label,
-                    f"schema differs from {self._label(self.files[0])} "
-                    f"({_schema_diff(schema, file_schema)})",
-                )
-            total += meta.metadata.num_rows
-        self.schema = schema
-        self.num_rows = total
+                ) from None
+        files_schema = unify_schemas(schemas)
+        self.schema = with_partitions(self.labels[0], files_schema, self.partition_schema)
+        self.num_rows = sum(sum(groups) for groups in self.row_groups)
         self.check_schema()
         return self
 
     @property
     def order_note(self) -> str | None:
-        if len(self.files) < 2:
-            return None
-        return (
-            f"{self.name}: rows of {len(self.files)} Parquet files taken in file path order "
-            "(sorted by path, then row groups in file order); positional checks (L002, B004) "
-            "assume this order, and no sort key says it is the data's own"
-        )
+        return order_note(self.name, self.labels, "Parquet")
 
-    def _label(self, path: Path) -> str:
-        return self.name if len(self.files) == 1 else f"{self.name}/{path.name}"
+    def pieces(self) -> list[tuple[ParquetPiece, int]]:
+        """Every row group of every file, in row order, with its number of rows."""
+        out = []
+        for path, label, values, groups in zip(
+            self.files, self.labels, self.partition_values, self.row_groups
+        ):
+            frozen = tuple(values.items())
+            for rg, rows in enumerate(groups):
+                out.append(
+                    (ParquetPiece(self.filesystem, path, rg, label, self.schema, frozen), rows)
+                )
+        return out
+
+    def column_batches(
+        self, columns: list[str], batch_rows: int
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """``(offset, batch)`` of ``columns`` only: a Parquet column is read by itself."""
+        offset = 0
+        for piece, _ in self.pieces():
+            for batch in piece.batches(batch_rows, columns):
+                yield offset, batch
+                offset += batch.num_rows
 
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        for path in self.files:
-            pf = pq.ParquetFile(path)
-            for rg in range(pf.num_row_groups):
-                try:
-                    yield from pf.iter_batches(batch_size=batch_rows, row_groups=[rg])
-                except (pa.ArrowException, OSError, UnicodeError, EOFError) as exc:
-                    raise InputError(
-                        self._label(path), f"row group {rg} is corrupt ({_reader_problem(exc)})"
-                    ) from exc
+        for path, label, values in zip(self.files, self.labels, self.partition_values):
+            conform = Conform(label, self.schema, values)
+            try:
+                with self.filesystem.open_input_file(path) as fh:
+                    pf = pq.ParquetFile(fh)
+                    for rg in range(pf.num_row_groups):
+                        try:
+                            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[rg]):
+                                yield conform(batch)
+                        except _PARQUET_ERRORS as exc:
+                            raise InputError(
+                                label, f"row group {rg} is corrupt ({_reader_problem(exc)})"
+                            ) from None
+            except _PARQUET_ERRORS as exc:
+                raise InputError(
+                    label, f"not a readable Parquet file ({_reader_problem(exc)})"
+                ) from None
 
 
-def _schema_diff(a: pa.Schema, b: pa.Schema) -> str:
-    parts = []
-    only_a = [n for n in a.names if n not in b.names]
-    only_b = [n for n in b.names if n not in a.names]
-    if only_a:
-        parts.append("missing " + ", ".join(map(repr, only_a)))
-    if only_b:
-        parts.append("extra " + ", ".join(map(repr, only_b)))
-    for f in a:
-        if f.name in b.names and b.field(f.name).type != f.type:
-            parts.append(f"{f.name!r} is {b.field(f.name).type} not {f.type}")
-    return "; ".join(parts) or "field metadata differs"
-
-
-def open_parquet(path: Path, name: str) -> ParquetSource:
-    if path.is_dir():
-        files = _parquet_files(path)
-        if not files:
-            raise InputError(name, "directory holds no Parquet files")
-    else:
-        files = [path]
-    return ParquetSource(name=name, format="parquet", files=files, uri=str(path)).open()
+def open_parquet(path: Path | str, name: str) -> ParquetSource:
+    """A local Parquet file (a directory or glob goes through ``sources.open_path``)."""
+    loc = locate(path, name)
+    return ParquetSource(
+        name=name, format="parquet", files=[loc.path], filesystem=loc.filesystem, uri=str(path)
+    ).open()
 
 
 @dataclass
 class ArrowIpcSource(TabularSource):
     path: Path = None  # type: ignore[assignment]
     stream: bool = False
+    filesystem: Any = None  # a pyarrow filesystem (object stores); None: a local file
+
+    def _input(self):
+        if self.filesystem is None:
+            return pa.memory_map(str(self.path), "r")
+        return self.filesystem.open_input_file(str(self.path))  # ranged reads, not a download
 
     def _reader(self):
-        source = pa.memory_map(str(self.path), "r")
+        source = self._input()
         return ipc.open_stream(source) if self.stream else ipc.open_file(source)
 
     def open(self) -> ArrowIpcSource:
@@ -126,7 +196,7 @@ class ArrowIpcSource(TabularSource):
             try:
                 reader = self._reader()
             except _IPC_ERRORS as file_error:
-                with open(self.path, "rb") as fh:
+                with self._input() as fh:
                     if fh.read(6) == b"ARROW1":  # a damaged IPC file, not a stream: say why
                         raise file_error
                 self.stream = True
@@ -168,5 +238,10 @@ class ArrowIpcSource(TabularSource):
 _IPC_ERRORS = (pa.ArrowException, OSError, UnicodeError, ValueError, EOFError)
 
 
-def open_arrow(path: Path, name: str) -> ArrowIpcSource:
-    return ArrowIpcSource(name=name, format="arrow", path=path, uri=str(path)).open()
+def open_arrow(path: Path | str, name: str, filesystem: Any = None) -> ArrowIpcSource:
+    """An Arrow IPC file or stream: a local path (made absolute, so a Dask worker elsewhere
+    finds it), or a path on ``filesystem``."""
+    where = Path(os.path.abspath(path)) if filesystem is None else Path(path)
+    return ArrowIpcSource(
+        name=name, format="arrow", path=where, uri=str(path), filesystem=filesystem
+    ).open()
