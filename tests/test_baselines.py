@@ -548,3 +548,71 @@ def test_expectation_regression_text(reg_report):
     assert b["expectation"].startswith(f"A network should start near MSE {init['zero_output']:.4g}")
     assert f"{model(b, 'mean')['mse']:.4g} (mean)" in b["expectation"]
     assert f"{model(b, 'linear')['mse']:.4g} (linear)" in b["expectation"]
+
+
+# --------------------------------------------------------------------------------------------
+# label types that once crashed the fit
+
+
+def _b_statuses(report) -> dict:
+    return {o.code: o.status for o in report.outcomes if o.code in ("B001", "B002")}
+
+
+def test_text_train_labels_against_numeric_test_labels():
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame({"x": rng.normal(size=60), "y": rng.choice(["c0", "c1"], 60)})
+    test = pd.DataFrame({"x": rng.normal(size=30), "y": rng.choice([0, 1], 30)})
+    report = datavet.audit(train, test, target="y", select="B")
+    assert "crashed" not in _b_statuses(report).values()
+    b = report.baselines
+    assert b["skipped"] is None and b["evaluated_on"] == "test"
+    # no test label is a train class: the linear model gets none right
+    assert model(b, "linear")["accuracy"] == 0.0
+    render(report, "text")
+
+
+def test_text_train_labels_match_numeric_test_labels_spelled_alike():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=90)
+    train = pd.DataFrame({"x": x[:60], "y": np.where(x[:60] > 0, "1", "0")})
+    test = pd.DataFrame({"x": x[60:], "y": (x[60:] > 0).astype(int)})
+    b = datavet.audit(train, test, target="y", select="B").baselines
+    assert model(b, "linear")["accuracy"] > 0.9
+
+
+def test_bytes_labels():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=80)
+    labels = pa.array([b"pos" if v > 0 else b"\xffneg" for v in x], pa.binary())
+    train = pa.table({"x": x[:60], "y": labels[:60]})
+    test = pa.table({"x": x[60:], "y": labels[60:]})
+    for report in (
+        datavet.audit(train, target="y", select="B"),
+        datavet.audit(train, test, target="y", select="B"),
+    ):
+        assert "crashed" not in _b_statuses(report).values()
+        b = report.baselines
+        assert b["skipped"] is None and model(b, "linear")["accuracy"] >= 0.85
+        assert b["models"][0]["description"] in (
+            "always predicts 'pos'",
+            "always predicts '\\\\xffneg'",
+        )
+
+
+def test_regression_target_near_float_max(validator):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=80)
+    y = 1e307 * (1 + 0.5 * x + rng.normal(0, 0.05, 80))
+    frame = pd.DataFrame({"x": x, "y": y})
+    for report in (
+        datavet.audit(frame, target="y", select="B"),
+        datavet.audit(frame.iloc[:60], frame.iloc[60:], target="y", select="B"),
+    ):
+        assert "crashed" not in _b_statuses(report).values()
+        b = report.baselines
+        # R^2 does not depend on the unit: the same as for y / 1e307
+        assert model(b, "linear")["r2"] > 0.95
+        assert model(b, "mean")["mae"] > 1e305
+        payload = payload_of(report)
+        assert_valid(validator, payload)
+        render(report, "text")

@@ -139,9 +139,28 @@ def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
         whole = present.any() and np.all(y[present] == np.round(y[present]))
         if kind == "bool" or (whole and np.all(np.abs(y[present]) <= 2**53)):  # int64-exact
             y = np.where(present, y, 0).astype(np.int64)
-    else:
-        y = np.asarray(arr.to_pandas().astype(object))
+    else:  # text, bytes and anything else: one label type (str), which sklearn accepts
+        y = np.array([_label_text(v) for v in arr.to_pylist()], dtype=object)
     return y, present
+
+
+def _label_text(value) -> str:
+    """A class label as text: bytes decoded (undecodable bytes escaped), None as ''."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    return value if isinstance(value, str) else str(value)
+
+
+def _as_text_labels(y: np.ndarray) -> np.ndarray:
+    """Numeric labels as the text train's text labels would spell them (1, not 1.0)."""
+    out = []
+    for v in y.tolist():
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        out.append(_label_text(v))
+    return np.array(out, dtype=object)
 
 
 def _py(value):
@@ -237,11 +256,17 @@ def _regression(
 ) -> tuple[list[dict], np.ndarray, np.ndarray]:
     folds = [(np.arange(len(y_tr)), None)] if cv is None else list(cv.split(np.zeros(len(y_tr))))
     n_eval = len(y_tr) if cv is not None else len(y_ev)
-    y_true = (y_tr if cv is not None else y_ev).astype(float)
+    # Fitted and scored on y / scale: targets near 1e307 overflow a ridge fit (and squared
+    # errors) in their own units. R^2 does not depend on the scale; MSE and MAE are scaled
+    # back (an MSE past 1e308 is inf, reported as null).
+    y_all = np.concatenate([y_tr.astype(float), [] if cv is not None else y_ev.astype(float)])
+    top = float(np.max(np.abs(y_all[np.isfinite(y_all)]), initial=0.0))
+    scale = top if top > 1e100 else 1.0
+    y_true = (y_tr if cv is not None else y_ev).astype(float) / scale
     mean_pred = np.empty(n_eval)
     linear_pred = np.empty(n_eval)
     for fit_idx, eval_idx in folds:
-        xf, yf = x_tr.iloc[fit_idx], y_tr[fit_idx].astype(float)
+        xf, yf = x_tr.iloc[fit_idx], y_tr[fit_idx].astype(float) / scale
         xe = x_ev if eval_idx is None else x_tr.iloc[eval_idx]
         at = slice(None) if eval_idx is None else eval_idx
         if len(xe) == 0:  # nothing to score in this fold
@@ -258,8 +283,8 @@ def _regression(
         ss_tot = float(np.sum((y_true - y_true.mean()) ** 2))
         return {
             "r2": 1.0 - float(np.sum(err**2)) / ss_tot if ss_tot > 0 else None,
-            "mse": float(np.mean(err**2)),
-            "mae": float(np.mean(np.abs(err))),
+            "mse": float(np.mean(err**2) * np.float64(scale) ** 2),
+            "mae": float(np.mean(np.abs(err)) * scale),
         }
 
     models = [
@@ -373,6 +398,8 @@ def run_baselines(
     out.eval_rows = len(y_tr) if x_ev is None else len(y_ev)
     fit = _classification if task == "classification" else _regression
     float_classes = None
+    if task == "classification" and y_tr.dtype.kind == "O" and y_ev is not None:
+        y_ev = _as_text_labels(y_ev)  # text train labels, numbers in test: compared as text
     mixed = y_ev is not None and y_ev.dtype.kind != y_tr.dtype.kind
     if task == "classification" and y_tr.dtype.kind in "iuf" and (y_tr.dtype.kind == "f" or mixed):
         # float classes (whole numbers past 2**53, --task classification on fractions), or test
