@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.auditors.base import AuditContext, Auditor, Skip, pct, rows_text
 from datavet.findings import Severity
 
 
@@ -11,7 +11,8 @@ class TrainTestOverlap(Auditor):
     Every test row against every train row, on the feature columns both splits share (the target
     excluded), with 128-bit hashes of canonicalised rows: ``1`` equals ``1.0``, ``-0.0`` equals
     ``0.0``, and NaN equals NaN, so a copied row with a missing value still matches. Counts are
-    exact over all rows; nothing is sampled.
+    exact over all rows; nothing is sampled. When the splits share no feature column, overlap
+    is undefined and the rule is skipped with that reason (S004 names the schema difference).
 
     **Why it matters**
     A test row that the model saw in training measures memory, not generalisation: the test
@@ -30,6 +31,8 @@ class TrainTestOverlap(Auditor):
 
     def check(self, ctx: AuditContext):
         ctx.require_test()
+        if not _shared_features(ctx):
+            raise Skip("train and test share no feature column, so overlap is undefined (see S004)")
         found = ctx.rows.overlap
         if not found.n:
             return
@@ -49,3 +52,9 @@ class TrainTestOverlap(Auditor):
             hint="de-duplicate before splitting; split by group (subject, source) so copies "
             "land on one side",
         )
+
+
+def _shared_features(ctx: AuditContext) -> set[str]:
+    train = ctx.columns.get("train") or [(n,) for n in ctx.train.columns]
+    test = ctx.columns.get("test") or [(n,) for n in ctx.test.columns]
+    return ({c[0] for c in train} & {c[0] for c in test}) - {ctx.target}
