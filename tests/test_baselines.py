@@ -616,3 +616,84 @@ def test_regression_target_near_float_max(validator):
         payload = payload_of(report)
         assert_valid(validator, payload)
         render(report, "text")
+
+
+# --------------------------------------------------------------------------------------------
+# cost caps: ID-like and high-cardinality columns out, encoded width, rows, classes, iterations
+
+
+def test_id_and_high_cardinality_columns_are_left_out_and_said_so():
+    rng = np.random.default_rng(10)
+    n = 4000  # 30 teams in 4,000 rows: not ID-like (under 1% distinct), but too many to one-hot
+    df = pd.DataFrame(
+        {
+            "player_id": [f"p{v:05d}" for v in rng.integers(0, 900, n)],
+            "team": rng.choice([f"T{i}" for i in range(30)], n),
+            "pos": rng.choice(list("ABCDE"), n),
+            "x": rng.normal(size=n),
+            "label": rng.choice([f"c{i}" for i in range(35)], n),
+        }
+    )
+    b = datavet.audit(df, target="label", select="B").baselines
+    assert b["features"] == ["x", "pos"]  # numeric first, then one-hot text
+    notes = " | ".join(b["notes"])
+    assert "ID-like columns (keys, not features): player_id" in notes
+    assert "text with more than 20 values): team" in notes
+
+
+def test_encoded_width_is_capped():
+    from datavet import baselines as bl
+
+    rng = np.random.default_rng(11)
+    n = 200
+    wide = pa.table(
+        {**{f"x{i}": rng.normal(size=n) for i in range(300)}, "label": rng.integers(0, 2, n)}
+    )
+    out = run_baselines(
+        wide,
+        None,
+        target="label",
+        task="classification",
+        features=[f"x{i}" for i in range(300)],
+        sample_of=n,
+    )
+    assert out.features == [f"x{i}" for i in range(bl.MAX_ENCODED)]
+    (note,) = [t for t in out.notes if "encoded width capped" in t]
+    assert f"capped at {bl.MAX_ENCODED}): x256, x257" in note and "(+34 more)" in note
+
+
+def test_fit_rows_classes_and_iterations_are_bounded(monkeypatch):
+    from sklearn.linear_model import LogisticRegression
+
+    from datavet import baselines as bl
+
+    fits = []
+    original = LogisticRegression.fit
+
+    def spy(self, x, y, *args, **kwargs):
+        fits.append((len(y), len(np.unique(y)), self.max_iter))
+        return original(self, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(LogisticRegression, "fit", spy)
+    monkeypatch.setattr(bl, "MAX_FIT_CELLS", 100_000)
+    rng = np.random.default_rng(12)
+    n = 6000
+    train = pa.table(
+        {
+            "x": rng.normal(size=n),
+            "z": rng.normal(size=n),
+            "label": rng.choice([f"c{i:02d}" for i in range(60)], n),
+        }
+    )
+    out = run_baselines(
+        train, None, target="label", task="classification", features=["x", "z"], sample_of=n
+    )
+    assert len(fits) == 5  # one per fold
+    cap = max(bl.MIN_FIT_ROWS, 100_000 // (2 * bl.MAX_LINEAR_CLASSES))
+    for rows, classes, max_iter in fits:
+        assert rows <= cap and classes <= bl.MAX_LINEAR_CLASSES and max_iter == bl.MAX_ITER
+    notes = " | ".join(out.notes)
+    assert f"uniform sample of {cap:,} rows per fit" in notes
+    assert "50 most frequent of 60 classes" in notes
+    # scored on every row all the same
+    assert out.eval_rows == n and np.isfinite(out.linear_loss).sum() > 0

@@ -27,6 +27,12 @@ SEED = 0
 FOLDS = 5
 MAX_ONE_HOT = 20  # text columns with more distinct values are left out of the linear model
 MAX_CLASSES = 1000  # more train classes: per-class baselines are skipped (an ID-like target)
+# Caps that keep the linear model's cost a fraction of the scan's on any shape:
+MAX_ENCODED = 256  # encoded width (numeric columns, missing indicators, one-hot levels)
+MAX_ITER = 100  # solver iterations per fit (a baseline need not converge to the last digit)
+MAX_LINEAR_CLASSES = 50  # the linear model is fitted on the rows of the most frequent classes
+MAX_FIT_CELLS = 5_000_000  # rows x encoded width x classes in one fit: the rows are sampled
+MIN_FIT_ROWS = 2_000  # ...but never below this many rows per fit
 
 
 @dataclass
@@ -139,7 +145,7 @@ def _pipeline(task: str, numeric: list[str], text: list[str]):
                 text,
             )
         )
-    model = LogisticRegression(max_iter=500) if task == "classification" else Ridge(alpha=1.0)
+    model = LogisticRegression(max_iter=MAX_ITER) if task == "classification" else Ridge(alpha=1.0)
     return make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
 
 
@@ -201,8 +207,22 @@ def _class_log_loss(proba: np.ndarray, classes: np.ndarray, y: np.ndarray) -> np
     return out
 
 
+def _fit_rows(fit_idx: np.ndarray, y: np.ndarray | None, cap: int, seed: int) -> np.ndarray:
+    """``fit_idx`` cut to the rows of the ``MAX_LINEAR_CLASSES`` most frequent classes (``y``
+    given) and to a uniform sample of at most ``cap`` rows, in order."""
+    if y is not None:
+        cls, cnt = np.unique(y[fit_idx], return_counts=True)
+        if len(cls) > MAX_LINEAR_CLASSES:
+            top = cls[np.argsort(-cnt, kind="stable")[:MAX_LINEAR_CLASSES]]
+            fit_idx = fit_idx[np.isin(y[fit_idx], top)]
+    if len(fit_idx) > cap:
+        rng = np.random.default_rng(seed)
+        fit_idx = np.sort(rng.choice(fit_idx, cap, replace=False))
+    return fit_idx
+
+
 def _classification(
-    x_tr, y_tr, x_ev, y_ev, numeric, text, cv
+    x_tr, y_tr, x_ev, y_ev, numeric, text, cv, fit_cap=None
 ) -> tuple[list[dict], np.ndarray, np.ndarray]:
     from sklearn.metrics import balanced_accuracy_score
 
@@ -233,6 +253,10 @@ def _classification(
             linear_loss[at] = prior_loss[at]
             continue
         model = _pipeline("classification", numeric, text)
+        lin_idx = _fit_rows(fit_idx, y_tr, fit_cap or len(fit_idx), SEED)
+        if len(np.unique(y_tr[lin_idx])) < 2:
+            lin_idx = fit_idx
+        xf, yf = x_tr.iloc[lin_idx], y_tr[lin_idx]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence chatter; the metrics say how it did
             model.fit(xf, yf)
@@ -269,7 +293,7 @@ def _classification(
 
 
 def _regression(
-    x_tr, y_tr, x_ev, y_ev, numeric, text, cv
+    x_tr, y_tr, x_ev, y_ev, numeric, text, cv, fit_cap=None
 ) -> tuple[list[dict], np.ndarray, np.ndarray]:
     folds = [(np.arange(len(y_tr)), None)] if cv is None else list(cv.split(np.zeros(len(y_tr))))
     n_eval = len(y_tr) if cv is not None else len(y_ev)
@@ -289,6 +313,8 @@ def _regression(
         if len(xe) == 0:  # nothing to score in this fold
             continue
         mean_pred[at] = yf.mean()
+        lin_idx = _fit_rows(fit_idx, None, fit_cap or len(fit_idx), SEED)
+        xf, yf = x_tr.iloc[lin_idx], y_tr[lin_idx].astype(float) / scale
         model = _pipeline("regression", numeric, text)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -347,6 +373,28 @@ def run_baselines(
             f"{MAX_ONE_HOT} values): " + ", ".join(dropped)
         )
     imputed = [c for c in numeric if x_tr[c].isna().any()]
+    # cap the encoded width: a numeric column is 1 (2 with its missing indicator), a text
+    # column one per value
+    width, capped = 0, []
+    for c in features:
+        if c in numeric:
+            w = 2 if c in imputed else 1
+        elif c in text:
+            w = int(x_tr[c].nunique()) + 1
+        else:
+            continue
+        if width + w > MAX_ENCODED:
+            capped.append(c)
+            continue
+        width += w
+    if capped:
+        numeric = [c for c in numeric if c not in capped]
+        text = [c for c in text if c not in capped]
+        imputed = [c for c in imputed if c not in capped]
+        out.notes.append(
+            f"left out of the linear model to keep it cheap (encoded width capped at "
+            f"{MAX_ENCODED}): {_names(capped)}"
+        )
     out.features = numeric + text
     if not out.features:
         out.skipped = "no usable feature (numeric, or text with few values) for the linear model"
@@ -427,6 +475,20 @@ def run_baselines(
     x_tr = x_tr.set_axis([plain[c] for c in x_tr.columns], axis=1)
     if x_ev is not None:
         x_ev = x_ev.set_axis([plain[c] for c in x_ev.columns], axis=1)
+    n_classes = len(np.unique(y_tr)) if task == "classification" else 1
+    fit_classes = min(n_classes, MAX_LINEAR_CLASSES)
+    fit_cap = max(MIN_FIT_ROWS, MAX_FIT_CELLS // (max(width, 1) * fit_classes))
+    if n_classes > MAX_LINEAR_CLASSES:
+        out.notes.append(
+            f"the linear model is fitted on the rows of the {MAX_LINEAR_CLASSES} most frequent "
+            f"of {n_classes:,} classes (it never predicts the others)"
+        )
+    per_fit = len(y_tr) if cv is None else len(y_tr) - len(y_tr) // cv.get_n_splits()
+    if per_fit > fit_cap:
+        out.notes.append(
+            f"the linear model is fitted on a uniform sample of {fit_cap:,} rows per fit (cost "
+            f"cap), scored on all {out.eval_rows:,}; at most {MAX_ITER} solver iterations"
+        )
     with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         out.models, out.reference_loss, out.linear_loss = fit(
             x_tr,
@@ -436,6 +498,7 @@ def run_baselines(
             numeric=[plain[c] for c in numeric if c in out.features],
             text=[plain[c] for c in text],
             cv=cv,
+            fit_cap=fit_cap,
         )
     if x_ev is not None:
         fit_args = (
@@ -448,7 +511,8 @@ def run_baselines(
         def cv_on_train() -> list[dict]:
             x, y, num, txt = fit_args
             with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
-                return fit(x, y, None, None, numeric=num, text=txt, cv=_folds(task, y)[0])[0]
+                cv = _folds(task, y)[0]
+                return fit(x, y, None, None, numeric=num, text=txt, cv=cv, fit_cap=fit_cap)[0]
 
         out.cv_on_train = cv_on_train
     if float_classes is not None:
@@ -456,6 +520,11 @@ def run_baselines(
         major = _py(values[np.argmax(counts)])
         out.models[0]["description"] = f"always predicts {major!r}"
     return out
+
+
+def _names(columns: list[str], shown: int = 10) -> str:
+    text = ", ".join(columns[:shown])
+    return text + (f" (+{len(columns) - shown} more)" if len(columns) > shown else "")
 
 
 def _folds(task: str, y: np.ndarray):
