@@ -370,7 +370,7 @@ def run_baselines(
     if dropped:
         out.notes.append(
             "left out of the linear model (not numeric, or text with more than "
-            f"{MAX_ONE_HOT} values): " + ", ".join(dropped)
+            f"{MAX_ONE_HOT} values): " + _names(dropped)
         )
     imputed = [c for c in numeric if x_tr[c].isna().any()]
     # cap the encoded width: a numeric column is 1 (2 with its missing indicator), a text
