@@ -548,3 +548,152 @@ def test_expectation_regression_text(reg_report):
     assert b["expectation"].startswith(f"A network should start near MSE {init['zero_output']:.4g}")
     assert f"{model(b, 'mean')['mse']:.4g} (mean)" in b["expectation"]
     assert f"{model(b, 'linear')['mse']:.4g} (linear)" in b["expectation"]
+
+
+# --------------------------------------------------------------------------------------------
+# label types that once crashed the fit
+
+
+def _b_statuses(report) -> dict:
+    return {o.code: o.status for o in report.outcomes if o.code in ("B001", "B002")}
+
+
+def test_text_train_labels_against_numeric_test_labels():
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame({"x": rng.normal(size=60), "y": rng.choice(["c0", "c1"], 60)})
+    test = pd.DataFrame({"x": rng.normal(size=30), "y": rng.choice([0, 1], 30)})
+    report = datavet.audit(train, test, target="y", select="B")
+    assert "crashed" not in _b_statuses(report).values()
+    b = report.baselines
+    assert b["skipped"] is None and b["evaluated_on"] == "test"
+    # no test label is a train class: the linear model gets none right
+    assert model(b, "linear")["accuracy"] == 0.0
+    render(report, "text")
+
+
+def test_text_train_labels_match_numeric_test_labels_spelled_alike():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=90)
+    train = pd.DataFrame({"x": x[:60], "y": np.where(x[:60] > 0, "1", "0")})
+    test = pd.DataFrame({"x": x[60:], "y": (x[60:] > 0).astype(int)})
+    b = datavet.audit(train, test, target="y", select="B").baselines
+    assert model(b, "linear")["accuracy"] > 0.9
+
+
+def test_bytes_labels():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=80)
+    labels = pa.array([b"pos" if v > 0 else b"\xffneg" for v in x], pa.binary())
+    train = pa.table({"x": x[:60], "y": labels[:60]})
+    test = pa.table({"x": x[60:], "y": labels[60:]})
+    for report in (
+        datavet.audit(train, target="y", select="B"),
+        datavet.audit(train, test, target="y", select="B"),
+    ):
+        assert "crashed" not in _b_statuses(report).values()
+        b = report.baselines
+        assert b["skipped"] is None and model(b, "linear")["accuracy"] >= 0.85
+        assert b["models"][0]["description"] in (
+            "always predicts 'pos'",
+            "always predicts '\\\\xffneg'",
+        )
+
+
+def test_regression_target_near_float_max(validator):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=80)
+    y = 1e307 * (1 + 0.5 * x + rng.normal(0, 0.05, 80))
+    frame = pd.DataFrame({"x": x, "y": y})
+    for report in (
+        datavet.audit(frame, target="y", select="B"),
+        datavet.audit(frame.iloc[:60], frame.iloc[60:], target="y", select="B"),
+    ):
+        assert "crashed" not in _b_statuses(report).values()
+        b = report.baselines
+        # R^2 does not depend on the unit: the same as for y / 1e307
+        assert model(b, "linear")["r2"] > 0.95
+        assert model(b, "mean")["mae"] > 1e305
+        payload = payload_of(report)
+        assert_valid(validator, payload)
+        render(report, "text")
+
+
+# --------------------------------------------------------------------------------------------
+# cost caps: ID-like and high-cardinality columns out, encoded width, rows, classes, iterations
+
+
+def test_id_and_high_cardinality_columns_are_left_out_and_said_so():
+    rng = np.random.default_rng(10)
+    n = 4000  # 30 teams in 4,000 rows: not ID-like (under 1% distinct), but too many to one-hot
+    df = pd.DataFrame(
+        {
+            "player_id": [f"p{v:05d}" for v in rng.integers(0, 900, n)],
+            "team": rng.choice([f"T{i}" for i in range(30)], n),
+            "pos": rng.choice(list("ABCDE"), n),
+            "x": rng.normal(size=n),
+            "label": rng.choice([f"c{i}" for i in range(35)], n),
+        }
+    )
+    b = datavet.audit(df, target="label", select="B").baselines
+    assert b["features"] == ["x", "pos"]  # numeric first, then one-hot text
+    notes = " | ".join(b["notes"])
+    assert "ID-like columns (keys, not features): player_id" in notes
+    assert "text with more than 20 values): team" in notes
+
+
+def test_encoded_width_is_capped():
+    from datavet import baselines as bl
+
+    rng = np.random.default_rng(11)
+    n = 200
+    wide = pa.table(
+        {**{f"x{i}": rng.normal(size=n) for i in range(300)}, "label": rng.integers(0, 2, n)}
+    )
+    out = run_baselines(
+        wide,
+        None,
+        target="label",
+        task="classification",
+        features=[f"x{i}" for i in range(300)],
+        sample_of=n,
+    )
+    assert out.features == [f"x{i}" for i in range(bl.MAX_ENCODED)]
+    (note,) = [t for t in out.notes if "encoded width capped" in t]
+    assert f"capped at {bl.MAX_ENCODED}): x256, x257" in note and "(+34 more)" in note
+
+
+def test_fit_rows_classes_and_iterations_are_bounded(monkeypatch):
+    from sklearn.linear_model import LogisticRegression
+
+    from datavet import baselines as bl
+
+    fits = []
+    original = LogisticRegression.fit
+
+    def spy(self, x, y, *args, **kwargs):
+        fits.append((len(y), len(np.unique(y)), self.max_iter))
+        return original(self, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(LogisticRegression, "fit", spy)
+    monkeypatch.setattr(bl, "MAX_FIT_CELLS", 100_000)
+    rng = np.random.default_rng(12)
+    n = 6000
+    train = pa.table(
+        {
+            "x": rng.normal(size=n),
+            "z": rng.normal(size=n),
+            "label": rng.choice([f"c{i:02d}" for i in range(60)], n),
+        }
+    )
+    out = run_baselines(
+        train, None, target="label", task="classification", features=["x", "z"], sample_of=n
+    )
+    assert len(fits) == 5  # one per fold
+    cap = max(bl.MIN_FIT_ROWS, 100_000 // (2 * bl.MAX_LINEAR_CLASSES))
+    for rows, classes, max_iter in fits:
+        assert rows <= cap and classes <= bl.MAX_LINEAR_CLASSES and max_iter == bl.MAX_ITER
+    notes = " | ".join(out.notes)
+    assert f"uniform sample of {cap:,} rows per fit" in notes
+    assert "50 most frequent of 60 classes" in notes
+    # scored on every row all the same
+    assert out.eval_rows == n and np.isfinite(out.linear_loss).sum() > 0

@@ -77,3 +77,15 @@ def test_beyond_1024_distinct_values_the_share_is_a_lower_bound():
 def test_skipped_on_a_single_row():
     (o,) = run(pd.DataFrame({"x": [1.0], "label": [0]})).outcomes
     assert o.status.value == "skipped" and "1 row" in o.reason
+
+
+def test_many_near_constant_columns_are_one_finding():
+    n = 1000
+    data = {f"c{i}": np.r_[np.ones(3), np.zeros(n - 3)] for i in range(12)}
+    data["label"] = np.arange(n) % 2
+    report = datavet.audit(pd.DataFrame(data), target="label", select="F002")
+    (f,) = report.findings
+    assert f.columns == tuple(f"c{i}" for i in range(12)) and f.n_affected == 12
+    assert f.message.startswith("12 columns are nearly constant in train: 'c0' (0.0 99.7%)")
+    assert f.message.endswith("(+7 more).")
+    assert f.metrics["columns"] == 12 and f.metrics["max_top_fraction"] == 0.997

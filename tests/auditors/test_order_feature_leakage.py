@@ -36,3 +36,33 @@ def test_quiet_when_the_label_does_not_follow_order_or_no_feature_does():
     assert datavet.audit(df, target="label", select="B004").findings == []
     df = pd.DataFrame({"a": rng.normal(size=n), "label": (np.arange(n) > 500).astype(int)})
     assert datavet.audit(df, target="label", select="B004").findings == []
+
+
+def test_text_label_with_a_row_order_column_does_not_crash(tmp_path):
+    # step 0..99 follows row order, the label is text: once crashed with UnboundLocalError
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "step": np.arange(100),
+            "x": rng.normal(size=100),
+            "label": rng.choice(["cat", "dog"], 100),
+        }
+    )
+    path = tmp_path / "r.csv"
+    df.to_csv(path, index=False)
+    report = datavet.audit(str(path), target="label", select="B004")
+    (o,) = report.outcomes
+    assert o.status == "passed" and report.findings == []
+
+
+def test_text_label_sorted_with_pandas_index_column_fires(tmp_path):
+    # iris-like: a file sorted by class and saved with pandas' default to_csv() (index column)
+    rng = np.random.default_rng(1)
+    labels = np.repeat(["setosa", "versicolor", "virginica"], 50)
+    df = pd.DataFrame({"a": rng.normal(size=150), "species": labels})
+    path = tmp_path / "iris.csv"
+    df.to_csv(path)
+    report = datavet.audit(str(path), target="species", select="B004")
+    assert [o.status for o in report.outcomes] == ["failed"]
+    (f,) = report.findings
+    assert f.metrics["label_score"] > 0.5

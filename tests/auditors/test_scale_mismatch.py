@@ -129,3 +129,27 @@ def test_threshold_override():
     (f,) = run(train, thresholds={"F003": {"min_ratio": 40}}).findings
     assert f.metrics["ratio"] == pytest.approx(50.0)
     assert np.isfinite(f.metrics["median_scale"])
+
+
+def test_near_constant_column_is_not_a_scale_outlier():
+    # 99.9% zeros: its RMS (0.03) is small because it hardly varies; F002 reports it
+    n = 2000
+    rng = np.random.default_rng(0)
+    sparse = np.zeros(n)
+    sparse[:2] = 1.0
+    train = pd.DataFrame(
+        {
+            "a": rng.normal(0, 1, n),
+            "b": rng.normal(0, 2, n),
+            "c": rng.normal(0, 3, n),
+            "sparse": sparse,
+            "label": rng.integers(0, 2, n),
+        }
+    )
+    assert run(train).findings == []
+    codes = [f.code for f in datavet.audit(train, target="label", select=["F002", "F003"]).findings]
+    assert codes == ["F002"]
+    # a real unit difference next to it is still named, without the sparse column
+    train["big"] = rng.normal(0, 1000, n)
+    (f,) = run(train).findings
+    assert f.columns == ("big",)

@@ -20,10 +20,12 @@ def only(report):
     return o
 
 
-def separable(n=300, seed=0) -> pd.DataFrame:
+def separable(n=600, seed=0) -> pd.DataFrame:
+    """``a`` gives the label away, with a margin: a linear model gets every row right."""
     rng = np.random.default_rng(seed)
-    a = rng.normal(size=n)
-    return pd.DataFrame({"a": a, "b": rng.normal(size=n)}).assign(label=(a > 0).astype(int))
+    label = rng.integers(0, 2, n)
+    a = np.where(label == 1, 1, -1) * (0.5 + np.abs(rng.normal(size=n)))
+    return pd.DataFrame({"a": a, "b": rng.normal(size=n), "label": label})
 
 
 @pytest.fixture(scope="module")
@@ -35,28 +37,66 @@ def test_fires_on_a_separable_classification():
     report = run(separable())
     (f,) = report.findings
     assert (f.code, f.name, f.severity) == ("B002", "suspiciously-good", Severity.WARNING)
-    assert f.split == "train" and f.columns == ("label",) and f.n_affected == 300
+    assert f.split == "train" and f.columns == ("label",) and f.n_affected == 600
     b = report.baselines
     linear = b["models"][2]["metrics"]["balanced_accuracy"]
     assert linear >= 0.99
     assert f.metrics == {
         "linear_balanced_accuracy": linear,
         "majority_balanced_accuracy": b["models"][0]["metrics"]["balanced_accuracy"],
+        "lower_bound": pytest.approx(600 / (600 + 1.6448536**2), rel=1e-6),
     }
     assert f.metrics["majority_balanced_accuracy"] == pytest.approx(0.5)
     assert f"balanced accuracy {linear:.4f}" in f.message
-    assert "5-fold cross-validation on train, 300 rows" in f.message
+    assert "5-fold cross-validation on train, 600 rows" in f.message
+    assert "95% lower bound is 0.9955 (600 of 600 rows right)" in f.message
     assert "against 0.500 for the majority" in f.message
     assert "leakage" in f.message and f.hint
     assert only(report).status.value == "failed"
 
 
 def test_fires_on_test_split():
-    data = separable(seed=1)
-    report = run(data.iloc[:200], data.iloc[200:].reset_index(drop=True))
+    data = separable(n=900, seed=1)
+    report = run(data.iloc[:600], data.iloc[600:].reset_index(drop=True))
     (f,) = report.findings
-    assert f.split == "test" and f.n_affected == 100
-    assert "(test, 100 rows)" in f.message
+    assert f.split == "test" and f.n_affected == 300
+    assert "(test, 300 rows; 1.0000 by cross-validation on train)" in f.message
+    assert f.metrics["train_cv_balanced_accuracy"] == 1.0
+    assert f.metrics["lower_bound"] > 0.99
+
+
+@pytest.mark.parametrize("n_test", [7, 36])
+def test_quiet_on_a_small_test_split_that_happens_to_be_all_right(n_test):
+    # a linear model gets all of a tiny test split right: no evidence of near perfection
+    data = separable(n=600 + n_test, seed=6)
+    report = run(data.iloc[:600], data.iloc[600:].reset_index(drop=True))
+    assert report.baselines["models"][2]["metrics"]["balanced_accuracy"] == 1.0
+    assert report.findings == []
+
+
+def test_quiet_when_cross_validation_on_train_disagrees_with_a_perfect_test():
+    # train labels are noisy (CV ~0.8); the clean test split is all right by luck of the draw
+    rng = np.random.default_rng(7)
+    train = separable(n=600, seed=7)
+    flip = rng.random(600) < 0.2
+    train["label"] = np.where(flip, 1 - train["label"], train["label"])
+    test = separable(n=400, seed=8)
+    report = run(train, test)
+    assert report.baselines["models"][2]["metrics"]["balanced_accuracy"] == 1.0
+    assert report.findings == []
+
+
+@pytest.mark.parametrize("loader", ["load_iris", "load_wine", "load_breast_cancer"])
+def test_quiet_on_well_known_simply_separable_tables(loader):
+    import sklearn.datasets
+
+    frame = getattr(sklearn.datasets, loader)(as_frame=True).frame.rename(
+        columns={"target": "label"}
+    )
+    shuffled = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    assert run(shuffled).findings == []
+    cut = int(len(shuffled) * 0.75)
+    assert run(shuffled.iloc[:cut], shuffled.iloc[cut:].reset_index(drop=True)).findings == []
 
 
 def test_fires_on_a_near_perfect_regression():
@@ -65,7 +105,8 @@ def test_fires_on_a_near_perfect_regression():
     data = pd.DataFrame({"a": a}).assign(label=3.0 * a + rng.normal(0, 0.01, 300))
     report = run(data)
     (f,) = report.findings
-    assert set(f.metrics) == {"linear_r2", "mean_r2"}
+    assert set(f.metrics) == {"linear_r2", "mean_r2", "lower_bound"}
+    assert 0.99 <= f.metrics["lower_bound"] <= f.metrics["linear_r2"]
     assert f.metrics["linear_r2"] >= 0.99
     assert f.metrics["linear_r2"] == report.baselines["models"][1]["metrics"]["r2"]
     assert "R^2" in f.message and "for the mean" in f.message

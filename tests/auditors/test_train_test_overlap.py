@@ -150,3 +150,13 @@ def test_skipped_without_a_test_split():
     assert report.findings == []
     (o,) = report.outcomes
     assert o.status.value == "skipped" and "test" in o.reason
+
+
+def test_skipped_when_train_and_test_share_no_feature_column():
+    # overlap on zero columns once read as "100% overlap"
+    train = pd.DataFrame({"a": [1, 2, 3, 4], "label": [0, 1, 0, 1]})
+    test = pd.DataFrame({"b": [5, 6, 7, 8], "label": [0, 1, 0, 1]})
+    report = datavet.audit(train, test, target="label", select=["S001", "S004"])
+    assert [f.code for f in report.findings] == ["S004"]
+    (o,) = [o for o in report.outcomes if o.code == "S001"]
+    assert o.status == "skipped" and "share no feature column" in o.reason

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
@@ -195,3 +195,65 @@ def keyless_text(left_out) -> str:
         f"identical in every feature but the row-key {word} {names}, left out: a copy under "
         "a new key is still a copy"
     )
+
+
+@dataclass(frozen=True)
+class ColumnItem:
+    """One column's part of a per-column rule's result, before grouping (:func:`grouped`)."""
+
+    column: str
+    detail: str  # what holds for this column, short: "all 500 values are 0"
+    n_affected: int | None
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    examples: tuple[int, ...] = ()
+
+
+def grouped(
+    auditor: Auditor,
+    items: list[ColumnItem],
+    *,
+    single: Callable[[ColumnItem], Finding],
+    headline: str,
+    split: str | None,
+    hint: str | None,
+    count: str = "sum",
+    shown: int = 5,
+) -> list[Finding]:
+    """One finding for every column a per-column rule flags in one split.
+
+    One column: ``single(item)``, the rule's own message. More: one finding whose message is
+    ``"{n} columns {headline}: 'a' (detail), 'b' (detail), ... (+N more)"`` showing the first
+    ``shown`` columns; ``columns`` keeps every column, in order; ``n_affected`` is the sum of
+    the columns' counts (``count="sum"``, e.g. NaN cells) or the number of columns
+    (``count="columns"``); ``metrics`` holds ``columns`` (their number) and, for each metric
+    of the items, its ``min_`` and ``max_`` over the columns; ``examples`` the first five rows
+    of any of them. A hundred constant pixels are one finding, not a hundred.
+    """
+    if not items:
+        return []
+    if len(items) == 1:
+        return [single(items[0])]
+    listed = ", ".join(f"{it.column!r} ({it.detail})" for it in items[:shown])
+    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
+    if count == "sum":
+        counted = [it.n_affected for it in items if it.n_affected is not None]
+        n_affected = sum(counted) if counted else None
+    else:
+        n_affected = len(items)
+    metrics: dict[str, float] = {"columns": len(items)}
+    for key in dict.fromkeys(k for it in items for k in it.metrics):
+        values = [it.metrics[key] for it in items if key in it.metrics]
+        metrics[f"min_{key}"] = min(values)
+        metrics[f"max_{key}"] = max(values)
+    examples = tuple(sorted({e for it in items for e in it.examples})[:5])
+    return [
+        auditor.finding(
+            f"{len(items):,} columns {headline}: {listed}{more}.",
+            split=split,
+            columns=tuple(it.column for it in items),
+            n_affected=n_affected,
+            examples=examples,
+            metrics=metrics,
+            hint=hint,
+        )
+    ]

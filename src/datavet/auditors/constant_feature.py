@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, Skip
+from datavet.auditors.base import AuditContext, Auditor, ColumnItem, Skip, grouped
 from datavet.findings import Severity
 from datavet.scan.vectors import constant_parts
 
@@ -15,7 +15,8 @@ class ConstantFeature(Auditor):
     step of a sequence) and every channel, summarised in one finding: "37 of 784 input
     positions are constant in train: the border". For vector columns (embeddings), every
     dimension, in one finding per column: "12 of 768 dimensions of vector column 'emb' are
-    constant in train".
+    constant in train". Several constant columns of a table are one finding that lists them
+    (the first five in the message, every one in ``columns``).
 
     **Why it matters**
     A constant column carries no information. Standardising it divides by a zero standard
@@ -48,6 +49,8 @@ class ConstantFeature(Auditor):
                     "divides by their zero std",
                 )
             return
+        hint = "drop the column (it carries no information; standardising it divides by 0)"
+        items, messages = [], {}
         for col in train.columns.values():
             if col.vector is not None:  # vector columns: constant dimensions, as for tensors
                 parts = constant_parts(col.name, col.vector)
@@ -66,12 +69,26 @@ class ConstantFeature(Auditor):
                 continue
             ((value, _),) = col.values.most_common(1)
             missing = f" ({col.missing:,} missing)" if col.missing else ""
-            yield self.finding(
+            messages[col.name] = (
                 f"Column {col.name!r} is constant in train: all {col.present:,} non-missing "
-                f"values are {value!r}{missing}.",
-                split="train",
-                columns=(col.name,),
-                n_affected=col.present,
-                metrics={"distinct": 1},
-                hint="drop the column (it carries no information; standardising it divides by 0)",
+                f"values are {value!r}{missing}."
             )
+            items.append(
+                ColumnItem(col.name, f"all {value!r}", col.present, metrics={"distinct": 1})
+            )
+        yield from grouped(
+            self,
+            items,
+            single=lambda it: self.finding(
+                messages[it.column],
+                split="train",
+                columns=(it.column,),
+                n_affected=it.n_affected,
+                metrics={"distinct": 1},
+                hint=hint,
+            ),
+            headline="are constant in train",
+            split="train",
+            hint=hint,
+            count="columns",
+        )

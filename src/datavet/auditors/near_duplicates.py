@@ -2,36 +2,50 @@ from __future__ import annotations
 
 import numpy as np
 
-from datavet.auditors.base import AuditContext, Auditor, Skip, pct, rows_text
+from datavet.auditors.base import AuditContext, Auditor, Skip, fmt, pct, rows_text
 from datavet.findings import Severity
+from datavet.scan.neardup import FINGERPRINTED
 from datavet.scan.rowchecks import match_rows
 
 
 class NearDuplicates(Auditor):
-    """Test rows that equal a train row after rounding and normalising, but not exactly.
+    """Test rows that are near copies of a train row: equal after normalising, not exactly.
 
     **What it checks**
-    A second pass hashes every row after normalisation: floats rounded to 6 significant digits
-    (``digits``), text case-folded with white space trimmed and collapsed, ID-like and declared
-    group/time columns left out. Test rows whose normalised hash matches a train row, but whose
-    exact hash does not (those are S001), are counted, with example pairs. Exact over all rows,
-    streaming, like S001.
+    A pass hashes every row after normalisation: floats rounded to 6 significant digits
+    (``digits``), text case-folded with white space trimmed and collapsed, ID-like, ``--group``
+    and time columns left out. A test row whose normalised hash matches a train row, but whose
+    exact hash does not (those are S001), is a candidate. It counts as a near copy only when
+    the pair agrees on (almost) every feature:
+
+    - every compared column agrees after normalisation (that is the hash);
+    - a left-out time column agrees too (rows of two different dates with equal readings are
+      two measurements, not a copy); only identifiers (ID-like and group columns) may differ;
+    - the agreement is informative: at least ``min_agree`` (50%) of the shared columns, and at
+      least ``min_columns`` (2), agree with a value that is present and not constant in train.
+      Two rows that share two of six values, or whose only values are missing, are not copies.
+
+    The finding names the columns in which the near copies differ and by how much: the
+    identifiers (with the difference for numbers), and the compared columns whose exact values
+    differ (within rounding to 6 significant digits, or in case and white space; told apart by
+    a one-byte fingerprint of the exact value, so about 1 row in 256 may go uncounted, for the
+    first 32 compared columns by name). Exact over all rows, streaming, like S001.
 
     **Why it matters**
     A copy that went through a CSV round trip, a unit rescale and back, a re-export with another
-    float precision, or an extra space in a text field is still the same example. Exact-match
-    checks miss it and the test score counts it as unseen.
+    float precision, an extra space in a text field, or a new row ID is still the same example.
+    Exact-match checks miss it and the test score counts it as unseen.
 
     **How to fix**
-    De-duplicate on normalised values before splitting (round floats, normalise text), or split
-    by the entity the rows came from.
+    De-duplicate on normalised values before splitting (round floats, normalise text, drop
+    IDs), or split by the entity the rows came from.
     """
 
     code = "S007"
     name = "near-duplicate-rows"
     severity = Severity.WARNING
-    summary = "test rows equal to train rows after rounding/normalising, not exactly"
-    thresholds = {"digits": 6}
+    summary = "test rows that are near copies of train rows (equal after normalising)"
+    thresholds = {"digits": 6, "min_agree": 0.5, "min_columns": 2}
 
     def check(self, ctx: AuditContext):
         ctx.require_test()
@@ -45,16 +59,103 @@ class NearDuplicates(Auditor):
         hit = np.flatnonzero((near_at >= 0) & (exact_at < 0))
         if not len(hit):
             return
-        hit = hit[np.argsort(test.pos[hit], kind="stable")]
-        examples = tuple(test.pos[hit[:5]].tolist())
-        pairs = ", ".join(f"test {test.pos[i]} ~ train {train.pos[near_at[i]]}" for i in hit[:3])
-        yield self.finding(
-            f"{len(hit):,} test rows ({pct(len(hit), ctx.test.rows)}) equal a train row after "
-            f"rounding to {int(self.options['digits'])} significant digits and normalising text, "
-            f"though not exactly: {rows_text(examples, len(hit))}; e.g. {pairs}.",
-            split="test",
-            n_affected=int(len(hit)),
-            examples=examples,
-            metrics={"count": int(len(hit)), "fraction": len(hit) / ctx.test.rows},
-            hint="de-duplicate on normalised values before splitting",
+        shared = _shared(ctx)
+        compared = sorted(ctx.near_columns)
+        left = sorted(shared - set(compared))
+        keys = ctx.key_columns
+        digits = int(self.options["digits"])
+        # agreement that means something: compared values present, in columns not constant
+        constant = sum(
+            1 for c in compared if (s := ctx.train.columns.get(c)) is not None and s.n_distinct == 1
         )
+        need = max(self.options["min_columns"], self.options["min_agree"] * len(shared))
+        a, b = test.detail, train.detail
+        known = (
+            a is not None
+            and b is not None
+            and a.lanes.shape[1] == len(left) == b.lanes.shape[1]
+            and a.prints.shape[1] == b.prints.shape[1]
+        )
+        if known:
+            j = near_at[hit]
+            informative = np.minimum(a.filled[hit], b.filled[j]) - constant
+            ok = informative >= need
+            differs_left = a.lanes[hit] != b.lanes[j]  # (h, k)
+            for k, name in enumerate(left):
+                if name not in keys:  # a time column (or other feature) must agree
+                    ok &= ~differs_left[:, k]
+            hit, j, differs_left = hit[ok], j[ok], differs_left[ok]
+            differs_cmp = a.prints[hit] != b.prints[j]  # (h, m)
+        else:  # no per-row detail (an old profile): the hash alone, with the column check
+            if len(compared) < need:
+                return
+            j = near_at[hit]
+            differs_left = np.zeros((len(hit), 0), bool)
+            differs_cmp = np.zeros((len(hit), 0), bool)
+        if not len(hit):
+            return
+        order = np.argsort(test.pos[hit], kind="stable")
+        hit, j = hit[order], j[order]
+        differs_left, differs_cmp = differs_left[order], differs_cmp[order]
+        counts: dict[str, int] = {}
+        how: dict[str, str] = {}
+        for k, name in enumerate(left if known else []):
+            n_diff = int(differs_left[:, k].sum())
+            if n_diff:
+                counts[name] = n_diff
+                gap = np.abs(a.values[hit, k] - b.values[j, k])[differs_left[:, k]]
+                gap = gap[np.isfinite(gap)]
+                how[name] = (
+                    f"identifier, differs by up to {fmt(float(gap.max()))}"
+                    if len(gap)
+                    else "identifier"
+                )
+        for k, name in enumerate(compared[:FINGERPRINTED] if known else []):
+            n_diff = int(differs_cmp[:, k].sum())
+            if n_diff:
+                counts[name] = n_diff
+                s = ctx.train.columns.get(name)
+                how[name] = (
+                    f"equal to {digits} significant digits"
+                    if s is not None and s.kind == "numeric"
+                    else "equal after case and white space"
+                )
+        if known and len(compared) > FINGERPRINTED:
+            how["..."] = f"columns past the first {FINGERPRINTED} compared are not itemised"
+        n = len(hit)
+        examples = tuple(test.pos[hit[:5]].tolist())
+        pairs = ", ".join(f"test {test.pos[i]} ~ train {train.pos[r]}" for i, r in zip(hit[:3], j))
+        named = sorted((c for c in counts), key=lambda c: (-counts[c], c))
+        if named:
+            shown = "; ".join(f"{c!r} in {plural_rows(counts[c])} ({how[c]})" for c in named[:5])
+            more = f" (+{len(named) - 5} more columns)" if len(named) > 5 else ""
+            differ = f" They differ in {shown}{more}."
+        else:
+            differ = ""
+        yield self.finding(
+            f"{n:,} test rows ({pct(n, ctx.test.rows)}) are near copies of train rows: equal on "
+            f"every compared column after rounding to {digits} significant digits and "
+            f"normalising text, though not exactly: {rows_text(examples, n)}; e.g. {pairs}."
+            + differ,
+            split="test",
+            columns=tuple(named),
+            n_affected=int(n),
+            examples=examples,
+            metrics={
+                "count": int(n),
+                "fraction": n / ctx.test.rows,
+                "compared_columns": len(compared),
+                **{f"differ[{c}]": counts[c] for c in named},
+            },
+            hint="de-duplicate on normalised values (and without IDs) before splitting",
+        )
+
+
+def plural_rows(n: int) -> str:
+    return f"{n:,} row{'' if n == 1 else 's'}"
+
+
+def _shared(ctx: AuditContext) -> set[str]:
+    train = ctx.columns.get("train") or [(n,) for n in ctx.train.columns]
+    test = ctx.columns.get("test") or [(n,) for n in ctx.test.columns]
+    return ({c[0] for c in train} & {c[0] for c in test}) - {ctx.target}

@@ -57,6 +57,7 @@ class OrderFeatureLeakage(Auditor):
             y_arr = y_arr.dictionary_decode()
         y_missing = np.asarray(y_arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         regression = ctx.task == "regression"
+        y_num = None  # the label as numbers, when it is numeric (text labels: class codes only)
         if regression or column_kind(y_arr.type) in ("numeric", "bool", "temporal"):
             y_num = as_float(y_arr) if column_kind(y_arr.type) != "string" else None
             if y_num is not None:

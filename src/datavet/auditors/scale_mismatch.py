@@ -12,7 +12,10 @@ class ScaleMismatch(Auditor):
 
     **What it checks**
     The train split's numeric features (booleans, constant and all-missing columns, and ID-like
-    or ``--group`` columns excluded).
+    or ``--group`` columns excluded). Near-constant columns, where one value covers at least
+    ``near_constant`` (99%) of the non-missing rows, are left out too: their root mean square is
+    small because they hardly vary (99.9% zeros), not because their unit differs, and F002
+    already reports them.
     A feature's scale is the root mean square of its finite values, ``sqrt(mean^2 + std^2)``:
     the size of the numbers the network is fed, offset included. It fires when the largest and
     smallest scales differ by ``min_ratio`` (100x) or more, and names the outliers: the features
@@ -32,7 +35,7 @@ class ScaleMismatch(Auditor):
     name = "scale-mismatch"
     severity = Severity.WARNING
     summary = "numeric features' scales differ >= 100x (names the outliers)"
-    thresholds = {"min_ratio": 100.0, "outlier_ratio": 10.0}
+    thresholds = {"min_ratio": 100.0, "outlier_ratio": 10.0, "near_constant": 0.99}
 
     def check(self, ctx: AuditContext):
         scales = {}
@@ -41,6 +44,9 @@ class ScaleMismatch(Auditor):
                 continue
             if col.name in ctx.key_columns:  # an ID's "scale" means nothing
                 continue
+            top = max(col.values.counts.values(), default=0)  # not most_common: no sort
+            if top >= self.options["near_constant"] * col.present:
+                continue  # nearly constant: a small RMS from hardly varying, not a unit (F002)
             scale = math.hypot(col.mean, col.std)  # no overflow for |x| > 1e154
             if scale > 0 and math.isfinite(scale):
                 scales[col.name] = scale

@@ -1,6 +1,14 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, keyless, keyless_text, pct, rows_text
+from datavet.auditors.base import (
+    AuditContext,
+    Auditor,
+    Skip,
+    keyless,
+    keyless_text,
+    pct,
+    rows_text,
+)
 from datavet.findings import Severity
 
 
@@ -16,7 +24,8 @@ class TrainTestOverlap(Auditor):
     of the comparison, and when train has row-key columns (an order number, a UUID: ID-like,
     a different value on almost every row) rows are compared once more without them, since a
     copy made under a fresh key differs from its original only there. The message names the
-    columns left out.
+    columns left out. When the splits share no feature column, overlap is undefined and the
+    rule is skipped with that reason (S004 names the schema difference).
 
     **Why it matters**
     A test row that the model saw in training measures memory, not generalisation: the test
@@ -35,6 +44,8 @@ class TrainTestOverlap(Auditor):
 
     def check(self, ctx: AuditContext):
         ctx.require_test()
+        if not _shared_features(ctx):
+            raise Skip("train and test share no feature column, so overlap is undefined (see S004)")
         found, left_out = keyless(ctx, lambda checks: checks.overlap)
         if not found.n:
             return
@@ -57,3 +68,9 @@ class TrainTestOverlap(Auditor):
             hint="de-duplicate before splitting; split by group (subject, source) so copies "
             "land on one side",
         )
+
+
+def _shared_features(ctx: AuditContext) -> set[str]:
+    train = ctx.columns.get("train") or [(n,) for n in ctx.train.columns]
+    test = ctx.columns.get("test") or [(n,) for n in ctx.test.columns]
+    return ({c[0] for c in train} & {c[0] for c in test}) - {ctx.target}

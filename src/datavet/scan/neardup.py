@@ -73,15 +73,93 @@ def near_lanes(arr: pa.Array, digits: int, cache: dict | None = None) -> list[np
     return column_lanes(arr, cache=cache)
 
 
+FINGERPRINTED = 32  # compared columns with a per-row fingerprint of the exact value
+
+
 def near_rows(
-    batch: pa.RecordBatch, columns: list[str], digits: int, caches: dict | None = None
+    batch: pa.RecordBatch,
+    columns: list[str],
+    digits: int,
+    caches: dict | None = None,
+    left_out: list[str] | None = None,
 ) -> np.ndarray:
+    """The (n, 2) near hashes of ``columns``; with ``left_out`` (the shared columns the near
+    hash leaves out: ID-like, group, time), the (n, w) uint64 rows that :func:`unpack` reads:
+    the near hash, how many compared values each row has, each left-out column's normalised
+    hash and value, and one byte per compared column (the first 32 by name) fingerprinting
+    its exact value, so a near copy can be checked column by column."""
     caches = {} if caches is None else caches
-    return combine_lanes(
+    names = set(batch.schema.names)
+    near = combine_lanes(
         batch.num_rows,
         lambda name: near_lanes(batch.column(name), digits, caches.setdefault(name, {})),
         columns,
-        set(batch.schema.names),
+        names,
+    )
+    if left_out is None:
+        return near
+    n = batch.num_rows
+    left = sorted(left_out)
+    shown = sorted(columns)[:FINGERPRINTED]
+    filled = np.zeros(n, np.uint64)
+    for name in columns:
+        if name in names:
+            filled += _present(batch.column(name))
+    head = (
+        filled | (np.uint64(len(left)) << np.uint64(32)) | (np.uint64(len(shown)) << np.uint64(48))
+    )
+    lanes = np.zeros((n, len(left)), np.uint64)
+    values = np.full((n, len(left)), np.nan)
+    for k, name in enumerate(left):
+        if name not in names:
+            continue
+        arr = dense(batch.column(name))
+        lanes[:, k] = near_lanes(arr, digits, caches.setdefault(name, {}))[0]
+        if column_kind(arr.type) in ("numeric", "bool", "temporal"):
+            values[:, k] = as_float(arr)
+    prints = np.zeros((n, -(-len(shown) // 8) * 8), np.uint8)
+    for k, name in enumerate(shown):
+        if name in names:
+            exact = column_lanes(batch.column(name), cache=caches.setdefault(name, {}))[0]
+            prints[:, k] = (exact & np.uint64(0xFF)).astype(np.uint8)
+    return np.ascontiguousarray(
+        np.hstack([near, head[:, None], lanes, values.view(np.uint64), prints.view(np.uint64)])
+    )
+
+
+def _present(arr: pa.Array) -> np.ndarray:
+    """1 where a value is there (not null, not NaN), else 0."""
+    arr = dense(arr)
+    ok = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_floating(arr.type):
+        ok &= ~np.isnan(as_float(arr))
+    return ok.astype(np.uint64)
+
+
+@dataclass
+class NearDetail:
+    """Per-row detail of the near hashes (see :func:`near_rows`)."""
+
+    filled: np.ndarray  # (n,) compared values present in the row
+    lanes: np.ndarray  # (n, k) normalised hashes of the left-out columns, in name order
+    values: np.ndarray  # (n, k) their values as numbers (NaN for text)
+    prints: np.ndarray  # (n, m) exact-value fingerprints of the first m compared columns
+
+
+def unpack(rows: np.ndarray) -> tuple[np.ndarray, NearDetail | None]:
+    """(the (n, 2) near hashes, the per-row detail or None when it was not computed)."""
+    if rows.ndim != 2 or rows.shape[1] <= 2:
+        return rows, None
+    head = rows[:, 2]
+    k = int(head[0] >> np.uint64(32) & np.uint64(0xFFFF)) if len(rows) else 0
+    m = int(head[0] >> np.uint64(48)) if len(rows) else 0
+    width = -(-m // 8)
+    prints = np.ascontiguousarray(rows[:, 3 + 2 * k : 3 + 2 * k + width]).view(np.uint8)
+    return np.ascontiguousarray(rows[:, :2]), NearDetail(
+        filled=(head & np.uint64(0xFFFFFFFF)).astype(np.int64),
+        lanes=rows[:, 3 : 3 + k],
+        values=np.ascontiguousarray(rows[:, 3 + k : 3 + 2 * k]).view(np.float64),
+        prints=prints[:, :m],
     )
 
 
@@ -106,6 +184,11 @@ class NearRows:
     exact: np.ndarray  # (n, 2) over the shared features, as in S001
     older: int = 0  # rows whose time is before the threshold (time-order leakage)
     time_examples: tuple[int, ...] = ()
+    detail: NearDetail | None = None  # per-row detail for checking a near copy column by column
+
+    def __post_init__(self) -> None:
+        if self.detail is None:
+            self.near, self.detail = unpack(self.near)
 
     @classmethod
     def of(cls, hashes: RowHashes, older: int = 0, time_examples=()) -> NearRows:
@@ -135,7 +218,8 @@ def near_pass(
     older, examples = 0, []
     for offset, batch in source.batches(batch_rows):
         pos.append(np.arange(offset, offset + batch.num_rows, dtype=np.int64))
-        near.append(near_rows(batch, columns, digits))
+        left_out = [c for c in exact_columns if c not in set(columns)]
+        near.append(near_rows(batch, columns, digits, left_out=left_out))
         exact.append(hash_rows(batch, exact_columns, as_number))
         if (
             time_column is not None
@@ -147,7 +231,7 @@ def near_pass(
             examples.extend(first)
     if not pos:
         z = np.zeros((0, 2), np.uint64)
-        return NearRows(np.zeros(0, np.int64), z, z)
+        return NearRows(np.zeros(0, np.int64), z, z, detail=None)
     return NearRows(
         np.concatenate(pos), np.concatenate(near), np.concatenate(exact), older, tuple(examples[:5])
     )

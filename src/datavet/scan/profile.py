@@ -98,7 +98,8 @@ class Profile:
             labels = np.zeros(batch.num_rows, np.uint64)
         near = None
         if plan.near_columns is not None:
-            near = near_rows(batch, list(plan.near_columns), plan.near_digits, caches)
+            left_out = [c for c in plan.hash_columns if c not in plan.near_columns]
+            near = near_rows(batch, list(plan.near_columns), plan.near_digits, caches, left_out)
         older, older_rows = 0, ()
         if (
             plan.time_column is not None

@@ -1,0 +1,87 @@
+"""The baselines' cost against the scan's, side by side, on shapes that once made them slow.
+
+    python bench/bench_baselines.py [--repeat 3]
+
+For each shape it times ``datavet.audit`` with ``baselines=False`` (the scan and the rules)
+and with the baselines, median of the repeats, and prints the extra time the baselines take
+and its ratio to the scan (the target: at most 2x). Shapes:
+
+- ``players``: 21,699 rows, 22 columns, a player-ID text column, a 30-team text column, a
+  16-level text column and a 35-class target that the features predict in part;
+- ``wide``: 5,000 rows x 200 numeric columns, a 10-class target;
+- ``wide-text``: 5,000 rows x 200 columns, half of them text with 10 to 40 levels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import pandas as pd
+
+import datavet
+
+
+def players(n: int = 21_699, classes: int = 35, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"player_id": [f"p{v:05d}" for v in rng.integers(0, 4_000, n)]})
+    for i in range(17):
+        df[f"stat{i}"] = rng.normal(size=n) * (i + 1)
+    df["team"] = rng.choice([f"T{i}" for i in range(30)], n)
+    df["pos"] = rng.choice(list("ABCDEFGHIJKLMNOP"), n)
+    df["season"] = rng.integers(1990, 2020, n)
+    z = sum(df[f"stat{i}"] / (i + 1) for i in range(5))
+    df["label"] = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1])).astype(str)
+    return df
+
+
+def wide(n: int = 5_000, columns: int = 200, text: bool = False, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    data = {}
+    for i in range(columns):
+        if text and i % 2:
+            levels = 10 + i % 31
+            data[f"t{i}"] = rng.choice([f"v{j}" for j in range(levels)], n)
+        else:
+            data[f"x{i}"] = rng.normal(size=n)
+    df = pd.DataFrame(data)
+    df["label"] = rng.integers(0, 10, n)
+    return df
+
+
+def timed(frame: pd.DataFrame, repeat: int, **kw) -> tuple[float, dict | None]:
+    times, report = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        report = datavet.audit(frame, target="label", **kw)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), report.baselines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    shapes = {
+        "players": players(),
+        "wide": wide(),
+        "wide-text": wide(text=True),
+    }
+    print(f"{'shape':<10} {'rows':>7} {'cols':>5} {'scan s':>8} {'+baselines s':>13} {'ratio':>6}")
+    for name, frame in shapes.items():
+        scan, _ = timed(frame, args.repeat, baselines=False)
+        both, b = timed(frame, args.repeat)
+        extra = max(both - scan, 0.0)
+        ratio = extra / scan if scan else float("nan")
+        print(
+            f"{name:<10} {len(frame):>7,} {frame.shape[1]:>5} {scan:>8.2f} {extra:>13.2f} "
+            f"{ratio:>5.2f}x"
+        )
+        for note in (b or {}).get("notes", []):
+            print(f"{'':<10} note: {note}")
+
+
+if __name__ == "__main__":
+    main()
