@@ -493,10 +493,11 @@ def _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_ro
     kinds = {f.name: column_kind(f.type) for f in train_src.schema}
     temporal = [n for n, k in kinds.items() if k == "temporal"]
     time_column = time if time is not None else (temporal[0] if len(temporal) == 1 else None)
+    hashed = set(plan.hash_columns)
     candidates = [
         f.name
         for f in train_src.schema
-        if f.name in plan.hash_columns
+        if f.name in hashed
         and f.name not in (plan.target, group)
         and (
             kinds[f.name] == "string"
