@@ -249,20 +249,32 @@ def audit(
     auditors = [r(severity=overrides.get(r.code), thresholds=tuned.get(r.code)) for r in rules]
     ignores = column_ignores(per_column_ignores)
 
+    memory = None
     if max_memory is not None:
+        from datavet.engines.local import default_workers
         from datavet.sources import budget
 
+        limit = budget.parse_size(max_memory)
         budget.check(
             [("train", train), ("test", test)],
-            budget.parse_size(max_memory),
+            limit,
             batch_rows=batch_rows,
             sample_rows=sample_rows,
+        )
+        memory = budget.Budget(
+            limit,
+            batch_rows=batch_rows,
+            sample_rows=sample_rows,
+            workers=default_workers() if workers is None else workers,
         )
     opts = {"target": target, "inputs": inputs, "channel_axis": channel_axis}
     if encoding is not None:
         opts["encoding"] = encoding
     train_src = open_source(train, role="train", **opts)
     test_src = open_source(test, role="test", **opts) if test is not None else None
+    for src in (train_src, test_src):
+        if memory is not None and isinstance(src, TabularSource):
+            src.budget = memory  # counts what is decoded as it streams
     tensors = None  # tensor inputs: NumPy, torch (see datavet.scan.tensors)
     if isinstance(train_src, TensorSource) or isinstance(test_src, TensorSource):
         if group is not None or time is not None:

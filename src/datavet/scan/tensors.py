@@ -54,6 +54,7 @@ FLAGGED_THUMBNAILS = 2  # and the first samples holding NaN or inf
 THUMB_SIZE = 32  # thumbnails are at most this many pixels on a side
 GRID = 8  # pooled features: an image channel becomes GRID x GRID block means
 MAX_POOLED_CHANNELS = 16
+MAX_FEATURE_COLUMNS = 4096  # (N, D) inputs wider than this are read as one channel
 MAX_FEATURES = 256  # (N, D) inputs wider than this are pooled into this many group means
 
 
@@ -119,6 +120,17 @@ def resolve_layout(shape: tuple[int, ...], dtype: str, requested=None) -> Layout
     """Decide the channel axis: ``requested`` is an axis of the full tensor (N is axis 0),
     ``"none"`` for no channel axis, or None to decide from the shape."""
     ndim = len(shape)
+    if ndim == 1 and shape[0] > MAX_FEATURE_COLUMNS and requested in (None, "auto"):
+        # a statistics record per feature would cost more than the data: read the vector as one
+        # channel of positions (per-position statistics still find constant features)
+        return Layout(
+            shape,
+            dtype,
+            None,
+            "sequence",
+            f"{shape[0]:,} features per sample (more than {MAX_FEATURE_COLUMNS:,}) read as one "
+            "sequence of positions: per-feature statistics are kept per position",
+        )
     if ndim <= 1:
         return Layout(shape, dtype, 0 if ndim else None, "features", "one value per feature")
     full = ndim + 1
