@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import math
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from time import perf_counter
 
+import numpy as np
 import pyarrow as pa
 
 from datavet.auditors.base import AuditContext, Skip
@@ -50,6 +53,8 @@ def _resolve_target(
     target: str | None, source: TabularSource, role: str = "target"
 ) -> tuple[str | None, str | None]:
     names = source.schema.names
+    if isinstance(target, int):  # pd.DataFrame(array): integer column names, stored as text
+        target = str(target)
     if target is None:
         found = [n for n in names if n.lower() in AUTO_TARGETS]
         if len(found) == 1:
@@ -197,6 +202,91 @@ def _columns(source: TabularSource, skip=frozenset()) -> tuple[tuple[str, str, s
     )
 
 
+def _column_arg(value, what: str):
+    """A column argument: a name (str), or an integer (a DataFrame's integer column name, a
+    tensor tuple position); anything else is a UsageError."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    kind = type(value).__name__
+    one = isinstance(value, (list, tuple)) and what == "target"
+    hint = "; datavet audits one target column" if one else ""
+    raise UsageError(f"{what} must be one column name (a str), not a {kind} {value!r:.80}{hint}")
+
+
+def _count_arg(value, what: str, *, optional: bool = False) -> int | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        if value >= 1:
+            return int(value)
+    raise UsageError(f"{what} must be a whole number of at least 1, not {value!r:.80}")
+
+
+def _rule_map(value, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UsageError(
+            f"{what} must be a mapping of rule code to setting, such as "
+            f"{_EXAMPLES[what]}, not a {type(value).__name__}"
+        )
+    for key in value:
+        if not isinstance(key, str):
+            raise UsageError(f"{what}: rule keys are codes or names (str), not {key!r:.80}")
+    return dict(value)
+
+
+_EXAMPLES = {"severity": '{"S002": "error"}', "thresholds": '{"L001": {"max_ratio": 5}}'}
+
+
+def _threshold_values(code: str, values) -> dict:
+    if not isinstance(values, Mapping):
+        raise UsageError(
+            f"thresholds[{code!r}] must be a mapping of threshold name to number, such as "
+            f"{{'max_ratio': 5}}, not {values!r:.80}"
+        )
+    out = {}
+    for name, number in values.items():
+        ok = isinstance(number, (int, float, np.integer, np.floating)) and not isinstance(
+            number, (bool, np.bool_)
+        )
+        if not ok or not math.isfinite(number) or number < 0:
+            raise UsageError(
+                f"threshold {code}.{name} must be a finite number of at least 0, not {number!r:.80}"
+            )
+        out[name] = number
+    return out
+
+
+def _selector_arg(value, what: str):
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return value
+    raise UsageError(
+        f"{what} must be a rule code, prefix or name (str) or a list of them, not {value!r:.80}"
+    )
+
+
+def _quiet_libraries(func):
+    """Run ``func`` with the warnings of the libraries datavet calls (torch, NumPy, pandas,
+    pyarrow, scikit-learn, dask) silenced: they are not the user's to read, and what matters
+    (an input datavet cannot audit) is its own one-line error or a note in the report."""
+
+    @functools.wraps(func)
+    def quiet(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.filterwarnings(
+                "ignore", module=r"(torch|numpy|pandas|pyarrow|sklearn|scipy|dask|distributed)\b"
+            )
+            return func(*args, **kwargs)
+
+    return quiet
+
+
+@_quiet_libraries
 def audit(
     train,
     test=None,
@@ -222,6 +312,7 @@ def audit(
     sample_rows: int = 50_000,
     encoding: str | None = None,
     max_memory: int | str | None = None,
+    max_samples: int | None = None,
 ) -> Report:
     """Audit a training split (and optionally a test split) and return a :class:`Report`.
 
@@ -277,7 +368,13 @@ def audit(
     max_memory : int or str, optional
         A memory budget (bytes, or "512MB", "4GB"): the memory the audit of file inputs needs is
         estimated from their metadata (rows x decoded row width, plus row hashes) before any
-        data is read, and InputError ("resource limit") is raised when it is over.
+        data is read, and InputError ("resource limit") is raised when it is over; then what
+        is decoded is counted as it streams, and the scan stops with InputError as soon as
+        what it keeps would pass the budget (compressed files say nothing reliable up front).
+    max_samples : int, optional
+        Tensor inputs only: read at most this many samples of each split. By default a torch
+        Dataset or DataLoader (which may never end) is read up to its first 1,000,000 samples
+        and arrays are read whole; a capped split says so in ``report.notes``.
 
     Returns
     -------
@@ -294,21 +391,55 @@ def audit(
     1
     """
     started = perf_counter()
-    fail_level = Severity.parse(fail_on)
-    rules = select_rules(select, ignore)
-    overrides = {lookup(k).code: Severity.parse(v) for k, v in (severity or {}).items()}
-    tuned = {lookup(k).code: dict(v) for k, v in (thresholds or {}).items()}
+    try:
+        fail_level = Severity.parse(fail_on)
+    except UsageError as exc:
+        raise UsageError(f"fail_on: {exc}") from None
+    rules = select_rules(_selector_arg(select, "select"), _selector_arg(ignore, "ignore"))
+    overrides = {}
+    for k, v in _rule_map(severity, "severity").items():
+        try:
+            overrides[lookup(k).code] = Severity.parse(v)
+        except UsageError as exc:
+            raise UsageError(f"severity[{k!r}]: {exc}") from None
+    tuned = {
+        lookup(k).code: _threshold_values(k, v)
+        for k, v in _rule_map(thresholds, "thresholds").items()
+    }
+    target = _column_arg(target, "target")
+    group, time = _column_arg(group, "group"), _column_arg(time, "time")
+    if engine not in ("local", "dask"):
+        raise UsageError(f"unknown engine {engine!r:.80} (choose local or dask)")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise UsageError(
+            f"scheduler must be an address such as 'tcp://host:8786', not {scheduler!r:.80}"
+        )
+    if encoding is not None and not isinstance(encoding, str):
+        raise UsageError(f"encoding must be a codec name such as 'utf-8', not {encoding!r:.80}")
+    batch_rows = _count_arg(batch_rows, "batch_rows")
+    sample_rows = _count_arg(sample_rows, "sample_rows")
+    workers = _count_arg(workers, "workers", optional=True)
+    max_samples = _count_arg(max_samples, "max_samples", optional=True)
     auditors = [r(severity=overrides.get(r.code), thresholds=tuned.get(r.code)) for r in rules]
     ignores = column_ignores(per_column_ignores)
 
+    memory = None
     if max_memory is not None:
+        from datavet.engines.local import default_workers
         from datavet.sources import budget
 
+        limit = budget.parse_size(max_memory)
         budget.check(
             [("train", train), ("test", test)],
-            budget.parse_size(max_memory),
+            limit,
             batch_rows=batch_rows,
             sample_rows=sample_rows,
+        )
+        memory = budget.Budget(
+            limit,
+            batch_rows=batch_rows,
+            sample_rows=sample_rows,
+            workers=default_workers() if workers is None else workers,
         )
     opts = {"target": target, "inputs": inputs, "channel_axis": channel_axis}
     if encoding is not None:
@@ -322,19 +453,28 @@ def audit(
         # an (X, y) pair: y is the target, and a test pair's y takes the same name
         target = opts["target"] = train_src.label
     test_src = open_source(test, role="test", **opts) if test is not None else None
+    for src in (train_src, test_src):
+        if memory is not None and isinstance(src, TabularSource):
+            src.budget = memory  # counts what is decoded as it streams
     tensors = None  # tensor inputs: NumPy, torch (see datavet.scan.tensors)
     if isinstance(train_src, TensorSource) or isinstance(test_src, TensorSource):
         if group is not None or time is not None:
             raise UsageError("group and time columns apply to tables, not tensor inputs")
         tensors = profile_tensors(
-            train_src, test_src, sample_rows=sample_rows, batch_rows=batch_rows, workers=workers
+            train_src,
+            test_src,
+            sample_rows=sample_rows,
+            batch_rows=batch_rows,
+            workers=workers,
+            max_samples=max_samples,
         )
         target, target_note = tensors.target, tensors.target_note
     else:
         target, target_note = _resolve_target(target, train_src)
-    for role, column in (("group", group), ("time", time)):
-        if column is not None:
-            _resolve_target(column, train_src, role=role)
+    if group is not None:
+        group, _ = _resolve_target(group, train_src, role="group")
+    if time is not None:
+        time, _ = _resolve_target(time, train_src, role="time")
     prefetch = None
     if tensors is None and engine == "local":
         prefetch = _prefetch(rules, baselines and target is not None)
@@ -565,10 +705,11 @@ def _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_ro
     kinds = {f.name: column_kind(f.type) for f in train_src.schema}
     temporal = [n for n, k in kinds.items() if k == "temporal"]
     time_column = time if time is not None else (temporal[0] if len(temporal) == 1 else None)
+    hashed = set(plan.hash_columns)
     candidates = [
         f.name
         for f in train_src.schema
-        if f.name in plan.hash_columns
+        if f.name in hashed
         and f.name not in (plan.target, group)
         and (
             kinds[f.name] == "string"

@@ -366,7 +366,8 @@ def run_baselines(
         return out
     x_tr, numeric, text = _feature_frame(train, features)
     text = [c for c in text if x_tr[c].nunique(dropna=True) <= MAX_ONE_HOT]
-    dropped = [c for c in features if c not in numeric and c not in text]
+    kept = {*numeric, *text}
+    dropped = [c for c in features if c not in kept]
     if dropped:
         out.notes.append(
             "left out of the linear model (not numeric, or text with more than "
@@ -434,13 +435,15 @@ def run_baselines(
         if keep_ev.sum() >= 1:
             test = test.filter(pa.array(keep_ev))
             y_ev = y_ev[keep_ev]
-            x_ev, _, _ = _feature_frame(test, [c for c in out.features if c in test.column_names])
+            names = set(test.column_names)  # a property: one new list per call
+            x_ev, _, _ = _feature_frame(test, [c for c in out.features if c in names])
             for c in out.features:
                 if c not in x_ev:
                     x_ev[c] = np.nan
             x_ev = x_ev[out.features]
             out.evaluated_on = "test"
-            imputed += [c for c in numeric if c not in imputed and x_ev[c].isna().any()]
+            done = set(imputed)
+            imputed += [c for c in numeric if c not in done and x_ev[c].isna().any()]
     if imputed:
         out.notes.append(
             "NaN/inf imputed with the train median (plus a missing indicator) in: "
@@ -489,24 +492,21 @@ def run_baselines(
             f"the linear model is fitted on a uniform sample of {fit_cap:,} rows per fit (cost "
             f"cap), scored on all {out.eval_rows:,}; at most {MAX_ITER} solver iterations"
         )
+    at = {c: i for i, c in enumerate(out.features)}
     with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         out.models, out.reference_loss, out.linear_loss = fit(
             x_tr,
             y_tr,
             x_ev,
             y_ev,
-            numeric=[plain[c] for c in numeric if c in out.features],
-            text=[plain[c] for c in text],
+            # positions, not names: sklearn looks each name up in a list (quadratic)
+            numeric=[at[c] for c in numeric if c in at],
+            text=[at[c] for c in text],
             cv=cv,
             fit_cap=fit_cap,
         )
     if x_ev is not None:
-        fit_args = (
-            x_tr,
-            y_tr,
-            [plain[c] for c in numeric if c in out.features],
-            [plain[c] for c in text],
-        )
+        fit_args = (x_tr, y_tr, [at[c] for c in numeric if c in at], [at[c] for c in text])
 
         def cv_on_train() -> list[dict]:
             x, y, num, txt = fit_args

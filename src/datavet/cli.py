@@ -346,6 +346,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+    for _, report in results:  # exit 2 from a crashed rule always says which, on stderr
+        for line in report.crash_lines():
+            print(line, file=sys.stderr)
     code = max(report.exit_code() for _, report in results)
     if code == 1 and args.exit_zero:
         return 0

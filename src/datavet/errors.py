@@ -24,6 +24,14 @@ class InputError(DatavetError):
         self.problem = problem
         super().__init__(f"{source}: {problem}")
 
+    def __reduce__(self):  # raised on a Dask worker, re-raised here: pickled with both parts
+        return (type(self), (self.source, self.problem))
+
+
+class EngineError(DatavetError):
+    """The engine could not run the scan: a Dask scheduler that cannot be reached, a cluster
+    whose workers died or failed. The message names the scheduler."""
+
 
 class OutputError(DatavetError):
     """A report could not be written (disk full, no permission): the message names the file.
@@ -33,6 +41,9 @@ class OutputError(DatavetError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.problem))
 
 
 class AuditFailed(DatavetError):

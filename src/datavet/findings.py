@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from datavet.errors import UsageError
+
 
 class Severity(enum.IntEnum):
     """How bad a finding is. Ordered, so ``finding.severity >= Severity.WARNING`` works."""
@@ -28,7 +30,7 @@ class Severity(enum.IntEnum):
             return cls[str(value).strip().upper()]
         except KeyError:
             choices = ", ".join(s.label for s in cls)
-            raise ValueError(f"unknown severity {value!r} (choose from {choices})") from None
+            raise UsageError(f"unknown severity {value!r} (choose from {choices})") from None
 
 
 def _frozen_metrics(metrics: Mapping[str, float] | None) -> Mapping[str, float]:

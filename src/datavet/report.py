@@ -80,6 +80,20 @@ class Report:
     def crashed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status is Status.CRASHED]
 
+    def crash_lines(self) -> list[str]:
+        """One stderr line per crashed rule (the reason exit code 2 was given): which rule, why,
+        and how to run without it. The report itself holds the traceback."""
+        source = (self.datasets.get("train") or {}).get("source")
+        where = f"{source}: " if source else ""
+        lines = []
+        for o in self.crashed:
+            reason = (o.reason or "no reason given").strip().splitlines()[0][:300]
+            lines.append(
+                f"datavet: error: {where}rule {o.code} ({o.name}) crashed: {reason}; the "
+                f"other rules ran; skip it with --ignore {o.code} (the report holds the traceback)"
+            )
+        return lines
+
     def counts(self) -> dict[str, int]:
         out = {s.label: 0 for s in sorted(Severity, reverse=True)}
         for f in self.findings:

@@ -14,13 +14,14 @@ Without a scheduler address a ``LocalCluster`` is started, bound to 127.0.0.1 wi
 
 from __future__ import annotations
 
+import logging
 import operator
 import warnings
 from contextlib import contextmanager
 
 import pyarrow as pa
 
-from datavet.errors import UsageError
+from datavet.errors import DatavetError, EngineError, UsageError
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.hashing import RowHashes
 from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
@@ -33,6 +34,47 @@ BUCKET_BITS = 4  # 16 buckets for the row-identity checks
 FAN_IN = 4  # profiles merged per reduction task
 
 
+CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer within this is reported, not awaited
+_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+@contextmanager
+def _quiet_logs():
+    """Keep the cluster's own logging (a failed task's traceback printed by its worker,
+    "connection refused" retries) off the user's terminal: a failure is one line, from here."""
+    saved = {}
+    for name in _LOGGERS:
+        logger = logging.getLogger(name)
+        saved[name] = logger.level
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def check_address(scheduler) -> str:
+    """A scheduler address as Dask reads it (``tcp://host:8786``), or UsageError."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import backends
+
+    expected = "expected an address such as tcp://127.0.0.1:8786"
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise UsageError(f"--scheduler {scheduler!r:.80}: {expected}")
+    try:
+        scheme, location = parse_address(scheduler, strict=True)
+        if scheme not in backends:
+            raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(sorted(backends))}")
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(
+            f"--scheduler {scheduler!r:.80} is not a Dask address ({exc}); {expected}"
+        ) from None
+    return scheduler
+
+
 @contextmanager
 def connect(scheduler: str | None, workers: int = 2):
     try:
@@ -41,8 +83,15 @@ def connect(scheduler: str | None, workers: int = 2):
         raise UsageError(
             "the Dask engine needs the dask extra: pip install 'datavet[dask]'"
         ) from exc
-    if scheduler:
-        client = Client(scheduler, timeout="30s")
+    if scheduler is not None:
+        check_address(scheduler)
+        try:
+            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
+        except (OSError, TimeoutError) as exc:  # refused, unreachable, no answer
+            raise EngineError(
+                f"cannot reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT_S} s "
+                f"({_first_line(exc)}); is it running, and is the address right?"
+            ) from None
         try:
             yield client
         finally:
@@ -58,6 +107,7 @@ def connect(scheduler: str | None, workers: int = 2):
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            silence_logs=logging.CRITICAL,
         )
     with cluster, Client(cluster) as client:
         yield client
@@ -98,9 +148,15 @@ def _descriptors(source: TabularSource, client, batch_rows: int) -> list[tuple]:
 
 def _batches(kind: str, payload, offset: int, batch_rows: int):
     if kind == "parquet":
-        for batch in payload.batches(batch_rows):
-            yield offset, batch
-            offset += batch.num_rows
+        from datavet.errors import InputError
+
+        try:
+            for batch in payload.batches(batch_rows):
+                yield offset, batch
+                offset += batch.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            name = getattr(payload, "name", "input")
+            raise InputError(name, f"cannot be read on a worker ({_first_line(exc)})") from None
         return
     if kind == "ipc":
         source, i = payload
@@ -114,7 +170,7 @@ def _batches(kind: str, payload, offset: int, batch_rows: int):
             yield offset, batch
             offset += batch.num_rows
         return
-    raise ValueError(kind)  # pragma: no cover
+    raise EngineError(f"unknown Dask partition kind {kind!r}")  # pragma: no cover
 
 
 def _profile_part(kind, payload, offset, plan: ScanPlan, split, batch_rows, bits):
@@ -174,7 +230,33 @@ def profile_splits(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     bucket_bits: int = BUCKET_BITS,
 ) -> tuple[dict[str, Profile], RowChecks]:
-    """Profiles of every split and the row-identity results, computed on a Dask cluster."""
+    """Profiles of every split and the row-identity results, computed on a Dask cluster.
+
+    Errors raised on a worker for the data (InputError) come back as they are; a cluster that
+    fails (a worker killed, a lost connection) is an EngineError naming the scheduler."""
+    with _quiet_logs():
+        try:
+            return _profile_splits(sources, plan, scheduler, batch_rows, bucket_bits)
+        except DatavetError:
+            raise
+        except Exception as exc:
+            from distributed import KilledWorker
+            from distributed.comm import CommClosedError
+
+            if isinstance(exc, (KilledWorker, CommClosedError, OSError, TimeoutError)):
+                where = scheduler or "the local Dask cluster"
+                raise EngineError(
+                    f"the Dask engine failed on {where}: {_first_line(exc)}"
+                ) from None
+            raise
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def _profile_splits(sources, plan, scheduler, batch_rows, bucket_bits):
     with connect(scheduler) as client:
         profiles, buckets = {}, {}
         for split, source in sources.items():

@@ -54,6 +54,9 @@ FLAGGED_THUMBNAILS = 2  # and the first samples holding NaN or inf
 THUMB_SIZE = 32  # thumbnails are at most this many pixels on a side
 GRID = 8  # pooled features: an image channel becomes GRID x GRID block means
 MAX_POOLED_CHANNELS = 16
+# a torch Dataset/DataLoader (possibly endless) is read up to this many samples by default
+DEFAULT_MAX_SAMPLES = 1_000_000
+MAX_FEATURE_COLUMNS = 4096  # (N, D) inputs wider than this are read as one channel
 MAX_FEATURES = 256  # (N, D) inputs wider than this are pooled into this many group means
 
 
@@ -119,6 +122,17 @@ def resolve_layout(shape: tuple[int, ...], dtype: str, requested=None) -> Layout
     """Decide the channel axis: ``requested`` is an axis of the full tensor (N is axis 0),
     ``"none"`` for no channel axis, or None to decide from the shape."""
     ndim = len(shape)
+    if ndim == 1 and shape[0] > MAX_FEATURE_COLUMNS and requested in (None, "auto"):
+        # a statistics record per feature would cost more than the data: read the vector as one
+        # channel of positions (per-position statistics still find constant features)
+        return Layout(
+            shape,
+            dtype,
+            None,
+            "sequence",
+            f"{shape[0]:,} features per sample (more than {MAX_FEATURE_COLUMNS:,}) read as one "
+            "sequence of positions: per-feature statistics are kept per position",
+        )
     if ndim <= 1:
         return Layout(shape, dtype, 0 if ndim else None, "features", "one value per feature")
     full = ndim + 1
@@ -842,7 +856,13 @@ def default_workers() -> int:
 
 
 def scan_source(
-    source, plan: TensorPlan, split: str, *, batch_rows: int, workers: int | None = None
+    source,
+    plan: TensorPlan,
+    split: str,
+    *,
+    batch_rows: int,
+    workers: int | None = None,
+    max_samples: int | None = None,
 ) -> tuple[Profile, str]:
     """Profile every block of a tensor source; returns (profile, label mode used).
 
@@ -859,6 +879,14 @@ def scan_source(
         for offset, x, y in source.blocks(block_values, batch_rows):
             if len(x) == 0:
                 continue
+            if max_samples is not None and offset + len(x) > max_samples:
+                x, y = (
+                    x[: max(0, max_samples - offset)],
+                    None if y is None else y[: max_samples - offset],
+                )
+                _capped(source, split, max_samples, notes)
+                if len(x) == 0:
+                    return
             if tuple(x.shape[1:]) != plan.layout.shape:
                 raise InputError(
                     source.name,
@@ -899,6 +927,16 @@ def scan_source(
     return profile, mode
 
 
+def _capped(source, split: str, max_samples: int, notes: list[str]) -> None:
+    note = (
+        f"{split}: capped: only the first {max_samples:,} samples of {source.name} were read "
+        "(a Dataset or DataLoader is read up to max_samples, default "
+        f"{DEFAULT_MAX_SAMPLES:,}; pass max_samples= to read more)"
+    )
+    if note not in notes:
+        notes.append(note)
+
+
 def _label_mode(y: np.ndarray | None, source, split: str, notes: list[str]) -> str:
     if y is None:
         return "none"
@@ -937,9 +975,19 @@ def profile_tensors(
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     batch_rows: int = 65_536,
     workers: int | None = None,
+    max_samples: int | None = None,
 ) -> TensorRun:
-    """Profile tensor splits (TensorSources) into Profiles the auditors read like tables."""
+    """Profile tensor splits (TensorSources) into Profiles the auditors read like tables.
+
+    ``max_samples``: read at most this many samples of each split; by default a torch Dataset
+    or DataLoader (which may never end) is read up to ``DEFAULT_MAX_SAMPLES`` and arrays whole.
+    A capped split says so in the notes."""
     from datavet.sources.arrays import TensorSource
+
+    def cap(src) -> int | None:
+        if max_samples is not None:
+            return max_samples
+        return DEFAULT_MAX_SAMPLES if src.format in ("dataset", "dataloader") else None
 
     for role, src in (("train", train), ("test", test)):
         if src is not None and not isinstance(src, TensorSource):
@@ -948,11 +996,21 @@ def profile_tensors(
                 f"({src.name})"
             )
     info = train.info()
+    for src in (train, test):
+        shape = None if src is None else (info if src is train else src.info()).sample_shape
+        if shape is not None and 0 in shape:
+            raise InputError(
+                src.name,
+                f"samples of shape ({', '.join(map(str, shape))}) hold no values (an axis of "
+                "length 0); nothing to audit",
+            )
     layout = resolve_layout(info.sample_shape, info.dtype_name, train.channel_axis)
     label = train.label if info.label_shape is not None else None
     plan = TensorPlan(layout, label, "decide", _sample_budget(layout, sample_rows))
     profiles = {}
-    train_profile, mode = scan_source(train, plan, "train", batch_rows=batch_rows, workers=workers)
+    train_profile, mode = scan_source(
+        train, plan, "train", batch_rows=batch_rows, workers=workers, max_samples=cap(train)
+    )
     profiles["train"] = train_profile
     if mode == "none":
         label = None
@@ -970,7 +1028,7 @@ def profile_tensors(
             tlayout, tlabel, "decide" if tlabel else "none", _sample_budget(tlayout, sample_rows)
         )
         profiles["test"], _ = scan_source(
-            test, tplan, "test", batch_rows=batch_rows, workers=workers
+            test, tplan, "test", batch_rows=batch_rows, workers=workers, max_samples=cap(test)
         )
         splits.append(("test", test, tlayout))
     notes = []

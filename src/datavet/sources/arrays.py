@@ -21,6 +21,7 @@ import os
 import pickle
 import sys
 import tokenize
+import warnings
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
@@ -135,10 +136,10 @@ class _TensorReader(_Reader):
     """A torch tensor (any device); each block is copied to a CPU NumPy array on its own."""
 
     def __init__(self, tensor, name: str) -> None:
+        _check_torch_tensor(tensor, name)  # first: a nested tensor has no shape to read
         self.tensor = tensor
         self.shape = tuple(tensor.shape)
         self.dtype_name = str(tensor.dtype).removeprefix("torch.")
-        _check_torch_tensor(tensor, name)
         self.dtype = tensor_to_numpy(tensor.reshape(-1)[:0]).dtype
 
     def read(self, start: int, stop: int) -> np.ndarray:
@@ -469,13 +470,17 @@ def open_pt(
             "pip install -U 'torch>=2.6'"
         )
     try:
-        try:
-            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        except RuntimeError as exc:
-            if "mmap" not in str(exc):
-                raise
-            # Files in the legacy (non-zip) format cannot be memory-mapped; still weights-only.
-            obj = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            # torch's deprecation chatter (TypedStorage, quantized tensors, nested tensors) is
+            # not the user's business: a tensor it cannot audit gets its own one-line error
+            warnings.simplefilter("ignore")
+            try:
+                obj = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            except RuntimeError as exc:
+                if "mmap" not in str(exc):
+                    raise
+                # Files in the legacy (non-zip) format cannot be memory-mapped; still weights-only.
+                obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         raise InputError(name, _refusal(exc)) from None
     except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as exc:
@@ -518,7 +523,20 @@ def is_torch_tensor(obj) -> bool:
 
 
 def _check_torch_tensor(t, name: str) -> None:
-    if t.is_sparse or getattr(t, "is_quantized", False) or t.is_complex():
+    if getattr(t, "is_nested", False):
+        raise InputError(
+            name,
+            "nested (ragged) tensors are not supported: samples must share one shape; pad them "
+            "(torch.nested.to_padded_tensor) and save the padded tensor",
+        )
+    if getattr(t, "is_meta", False) or t.device.type == "meta":
+        raise InputError(name, "a tensor on the meta device holds no data (only its shape)")
+    if getattr(t, "is_quantized", False):
+        raise InputError(
+            name,
+            f"quantized tensors ({t.dtype}) are not supported; save tensor.dequantize() instead",
+        )
+    if t.is_sparse or t.layout != sys.modules["torch"].strided or t.is_complex():
         raise InputError(
             name,
             f"tensors of type {t.dtype} ({t.layout}) are not supported; pass dense real tensors",
@@ -600,6 +618,16 @@ def from_loaded(
     """What ``torch.load`` returned (or an in-memory dict/tuple): a tensor, a tuple or list
     ``(inputs, labels, ...)``, or a dict of tensors."""
     fmt = "torch" if is_torch_tensor(obj) else "numpy"
+    values = (
+        obj.values()
+        if isinstance(obj, Mapping)
+        else obj
+        if isinstance(obj, (tuple, list))
+        else [obj]
+    )
+    for value in values:  # before anything reads a shape: a nested tensor has none
+        if is_torch_tensor(value):
+            _check_torch_tensor(value, name)
     if is_array_like(obj):
         if target is not None and role == "train":
             raise UsageError(

@@ -33,6 +33,8 @@ class TabularSource:
     schema: pa.Schema = field(default=None)  # type: ignore[assignment]
     num_rows: int | None = None  # when known before reading (Parquet footer, Arrow file, frames)
     uri: str | None = None
+    # a datavet.sources.budget.Budget (``max_memory``): charged with every decoded batch
+    budget: object = field(default=None, repr=False, compare=False)
 
     @property
     def order_note(self) -> str | None:
@@ -45,6 +47,8 @@ class TabularSource:
         for batch in self._iter_batches(batch_rows):
             if batch.num_rows == 0:
                 continue
+            if self.budget is not None:  # what was decoded, not what the metadata claimed
+                self.budget.charge(self.name, offset, batch)
             for start in range(0, batch.num_rows, batch_rows):
                 piece = batch.slice(start, batch_rows)
                 yield offset, piece

@@ -1,18 +1,23 @@
-"""``--max-memory``: what an audit of a file will hold in memory, estimated from its metadata
-(row count and row width: the Parquet footer, the Arrow schema, the .npy/.npz array headers, a
-CSV's size and first lines) before any data is decompressed, and refused when over the budget.
+"""``--max-memory``: the memory an audit of file inputs holds, checked twice.
 
-The estimate follows what the scan keeps (README, "Scale"): two decoded batches, the bounded
-sample, and 40 bytes a row of row hashes. A file that compresses a thousand to one (a Parquet
-run of zeros, a zipped .npy of zeros) is thus refused by its decoded size, not its file size.
+Before reading: from metadata (row count and row width: the Parquet footer plus the decoded
+size of its first rows, the Arrow schema, the .npy/.npz array headers, an uncompressed CSV's
+size and first lines), so a file that compresses a thousand to one (a Parquet run of zeros, a
+zipped .npy of zeros, long dictionary-encoded strings) is refused by its decoded size.
+
+While reading: :class:`Budget` counts what is actually decoded, batch by batch, as it arrives
+(rows, decoded bytes, the largest batch), and stops the scan with a one-line error as soon as
+what the scan keeps would pass the limit. Compressed CSVs (gzip, bzip2, zstd, lz4) are budgeted
+this way only: a gzip trailer's size is that of its last member, modulo 4 GiB, and says nothing.
+
+What the scan keeps (README, "Scale"): the batches in flight, the bounded sample, and 40 bytes a
+row of row hashes.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
-import struct
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +104,7 @@ def check(inputs, limit: int, *, batch_rows: int, sample_rows: int) -> None:
         big.name,
         f"resource limit: the audit needs about {human(total)} of memory, over --max-memory "
         f"{human(limit)} ({big.rows:,} rows x {big.row_bytes:,} bytes a row decoded, from "
-        f"{big.basis}, plus {HASH_BYTES} bytes a row of row hashes); nothing was decompressed. "
+        f"{big.basis}, plus {HASH_BYTES} bytes a row of row hashes), before reading the rows. "
         "Raise --max-memory, or audit a sample of the rows",
     )
 
@@ -137,8 +142,24 @@ def _parquet(path: Path, name: str) -> Estimate | None:
                 top = col.path_in_schema.split(".")[0]
                 text[top] = text.get(top, 0) + col.total_uncompressed_size
         w = sum(_arrow_width(fld.type, text.get(fld.name, 0) / max(n, 1)) for fld in schema)
-        width = max(width, w)
-    return Estimate(name, rows, int(round(width)), "the Parquet footer")
+        width = max(width, w, _decoded_row_bytes(f))
+    return Estimate(name, rows, int(round(width)), "the Parquet footer and its first rows decoded")
+
+
+PROBE_ROWS = 256
+
+
+def _decoded_row_bytes(path: Path) -> float:
+    """Bytes a row of the first rows once decoded: the footer's sizes are the encoded ones,
+    and a dictionary-encoded column of long strings decodes to many times its size."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    if pf.metadata.num_row_groups == 0 or pf.metadata.num_rows == 0:
+        return 0.0
+    for batch in pf.iter_batches(batch_size=PROBE_ROWS, row_groups=[0]):
+        return batch.nbytes / max(batch.num_rows, 1)
+    return 0.0
 
 
 def _arrow(path: Path, name: str) -> Estimate | None:
@@ -187,20 +208,70 @@ def _npz(path: Path, name: str) -> Estimate | None:
 
 def _csv(path: Path, name: str) -> Estimate | None:
     size = path.stat().st_size
-    if path.suffix.lower() == ".gz":
-        with path.open("rb") as fh:  # gzip keeps the decoded size (mod 2**32) in its trailer
-            fh.seek(-4, os.SEEK_END)
-            size = max(size, struct.unpack("<I", fh.read(4))[0])
-        with gzip.open(path, "rb") as fh:
-            head = fh.read(1 << 16)
-    elif path.suffix.lower() in (".bz2", ".zst", ".lz4"):
+    if path.suffix.lower() in (".gz", ".bz2", ".zst", ".lz4"):
+        # the decoded size is not known before decoding (a gzip trailer holds the last member's
+        # size modulo 4 GiB): the streaming Budget counts it as it is decoded
         return None
-    else:
-        with path.open("rb") as fh:
-            head = fh.read(1 << 16)
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
     lines = max(head.count(b"\n"), 1)
     line_bytes = max(len(head) / lines, 1.0)
     columns = head.split(b"\n", 1)[0].count(b",") + head.split(b"\n", 1)[0].count(b"\t") + 1
     rows = int(size / line_bytes)
     # decoded, a row holds its text (at most) plus an 8-byte slot per column
     return Estimate(name, rows, int(line_bytes + 8 * columns), "the file size and first lines")
+
+
+def batch_bytes(batch) -> int:
+    try:
+        return int(batch.nbytes)
+    except Exception:  # noqa: BLE001 - a type pyarrow cannot size: count its buffers
+        return int(batch.get_total_buffer_size())
+
+
+class Budget:
+    """The memory the scan keeps, counted from what is decoded as it arrives.
+
+    Sources call :meth:`charge` with every decoded batch (``TabularSource.batches``). The need is
+    ``rows x 40`` bytes of row hashes plus the sample (``min(rows, sample_rows)`` rows of the
+    average decoded row) for every split, plus the batches in flight (``2 x workers + 1`` of the
+    largest batch seen). A second pass over the same rows (near duplicates) counts nothing new.
+    """
+
+    def __init__(self, limit: int, *, batch_rows: int, sample_rows: int, workers: int = 1):
+        self.limit = limit
+        self.batch_rows = batch_rows
+        self.sample_rows = sample_rows
+        self.in_flight = 2 * max(1, workers) + 1
+        self.seen: dict[str, list[int]] = {}  # name -> [rows, decoded bytes, largest batch]
+
+    def need(self) -> int:
+        held = 0
+        largest = 0
+        for rows, nbytes, biggest in self.seen.values():
+            row_bytes = nbytes / rows if rows else 0.0
+            held += rows * HASH_BYTES + int(min(rows, self.sample_rows) * row_bytes)
+            largest = max(largest, biggest)
+        return held + self.in_flight * largest
+
+    def charge(self, name: str, offset: int, batch) -> None:
+        """Count a decoded batch whose first row is ``offset``; InputError when over."""
+        nbytes = batch_bytes(batch)
+        seen = self.seen.setdefault(name, [0, 0, 0])
+        end = offset + batch.num_rows
+        if end > seen[0]:  # new rows (a second pass re-reads rows already counted)
+            new = end - max(offset, seen[0])
+            seen[1] += int(nbytes * new / max(batch.num_rows, 1))
+            seen[0] = end
+        seen[2] = max(seen[2], nbytes)
+        need = self.need()
+        if need > self.limit:
+            rows, decoded, _ = seen
+            raise InputError(
+                name,
+                f"resource limit: over --max-memory {human(self.limit)} while reading: after "
+                f"{rows:,} rows ({human(decoded)} decoded, {human(seen[2])} in the largest "
+                f"batch) the audit would hold about {human(need)} (the batches in flight, the "
+                f"sample and {HASH_BYTES} bytes a row of row hashes); stopped reading. Raise "
+                "--max-memory, or audit a sample of the rows",
+            )

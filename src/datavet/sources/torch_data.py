@@ -164,6 +164,12 @@ class TorchDataSource(TensorSource):
         info = self.info()
         per_sample = max(1, int(np.prod(info.sample_shape, dtype=np.int64)))
         step = max(1, min(max_rows, max_values // per_sample))
+        try:
+            yield from self._blocks(info, step)
+        finally:
+            self._info = None  # a second pass (or one after a capped read) starts anew
+
+    def _blocks(self, info: TensorInfo, step: int):
         offset = 0
         while True:
             if self._pending:
@@ -184,7 +190,6 @@ class TorchDataSource(TensorSource):
                 stop = min(len(x), start + step)
                 yield offset + start, x[start:stop], None if y is None else y[start:stop]
             offset += len(x)
-        self._info = None  # a second pass starts a new iteration
 
     # -- one batch -> (inputs, labels) ---------------------------------------------------------
 
