@@ -190,9 +190,15 @@ def run(args) -> int:
     """``datavet diff`` from parsed arguments (old, new, format, fail_on, output)."""
     import sys
 
-    from datavet._io import write_atomic
+    from datavet import outputs
     from datavet.report import dumps
 
+    plan = outputs.Outputs(
+        outputs.reads(("old report", args.old), ("new report", args.new)),
+        force=getattr(args, "force", False),
+    )
+    if args.output:
+        plan.claim("--output", args.output)
     old, new = load_report(args.old), load_report(args.new)
     d = diff(old, new)
     fail_on = args.fail_on or new.get("fail_on") or "error"
@@ -201,8 +207,8 @@ def run(args) -> int:
     else:
         text = render_text(d, fail_on)
     if args.output:
-        write_atomic(args.output, text)
-        print(f"datavet: wrote {args.output}", file=sys.stderr)
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

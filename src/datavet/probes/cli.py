@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 
 from datavet.errors import InputError, UsageError
+from datavet.outputs import add_force_option
 
 FORMATS = ("text", "json")
 _KEYS = (
@@ -42,7 +43,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--task", choices=("auto", "classification", "regression"), default=None)
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
-    p.add_argument("--output", "-o", metavar="PATH", help="write the result here, atomically")
+    p.add_argument(
+        "--output", "-o", metavar="PATH", help="write the result here, atomically; - is stdout"
+    )
+    add_force_option(p)
     p.add_argument(
         "--fail-on",
         choices=("info", "warning", "error"),
@@ -117,9 +121,20 @@ def _unpack(result, spec: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from datavet._io import write_atomic
+    from datavet import outputs
     from datavet.output import render
     from datavet.probes.api import probe
+
+    source = args.target.rpartition(":")[0]
+    plan = outputs.Outputs(
+        outputs.reads(("model source file", source)), force=getattr(args, "force", False)
+    )
+    if args.html:
+        plan.claim("--html", args.html)
+    if args.output:
+        plan.claim("--output", args.output)
+    elif args.html == outputs.STDOUT:
+        outputs.stdout_twice("--html")
 
     tuned = {}
     if args.steps is not None:
@@ -156,15 +171,16 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         from datavet.cli import _use_colour
 
-        text = render(report, "text", colour=args.output is None and _use_colour(sys.stdout))
+        to_stdout = args.output in (None, outputs.STDOUT)
+        text = render(report, "text", colour=to_stdout and _use_colour(sys.stdout))
     else:
         text = render(report, args.format)
     if args.html:
-        report.save_html(args.html)
-        print(f"datavet: wrote {args.html}", file=sys.stderr)
+        plan.write("--html", args.html, report.to_html())
+        outputs.wrote(args.html)
     if args.output:
-        write_atomic(args.output, text)
-        print(f"datavet: wrote {args.output}", file=sys.stderr)
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
