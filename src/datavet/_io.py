@@ -120,3 +120,60 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
             return os.path.realpath(a) == os.path.realpath(b)
         except (OSError, ValueError):
             return os.path.abspath(a) == os.path.abspath(b)
+
+
+# --------------------------------------------------------------------------------------------
+# bounded reading: a config, a report or a log is read whole, so its size and nesting are capped
+
+
+MIB = 1024 * 1024
+
+
+class TooLarge(ValueError):
+    """A file over the size a reader accepts, or holding a NUL byte where text is expected."""
+
+
+def read_bounded(path: str | os.PathLike, limit: int, *, text: bool = True) -> bytes:
+    """The bytes of ``path``, read in chunks: :class:`TooLarge` past ``limit`` bytes (so
+    ``/dev/zero`` or a runaway file never fills memory) and, for text, at the first NUL byte
+    (a binary file is not text, and ``/dev/zero`` stops at once)."""
+    chunks, size = [], 0
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(min(MIB, limit + 1 - size))
+            if not chunk:
+                break
+            nul = chunk.find(b"\0") if text else -1
+            if nul >= 0:
+                raise TooLarge(f"holds a NUL byte at offset {size + nul}")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"is larger than {_size(limit)}")
+    return b"".join(chunks)
+
+
+def _size(n: int) -> str:
+    return f"{n // MIB} MiB" if n >= MIB else f"{n} bytes"
+
+
+def too_deep(obj: object, limit: int) -> bool:
+    """Whether parsed JSON/TOML/YAML data nests containers deeper than ``limit`` (iterative, so
+    the check itself cannot overflow the stack; shared references are walked once)."""
+    stack = [(obj, 1)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        stack.extend((c, depth + 1) for c in children)
+    return False
