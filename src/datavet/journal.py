@@ -56,26 +56,62 @@ def _now() -> str:
 # config diffs
 
 
-def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in obj.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: obj}
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+MAX_SETTINGS = 100_000  # flattened keys; a YAML alias bomb expands past this at once
+MAX_DEPTH = 64
+
+
+def _flatten(obj: Any, source: str = "config") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``, iteratively, after :func:`_check_size`."""
+    _check_size(obj, source)
+    out: dict[str, Any] = {}
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        item, prefix = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend((v, f"{prefix}{k}.") for k, v in reversed(item.items()))
+        else:
+            out[prefix[:-1]] = item
+    return out
+
+
+def _check_size(obj: Any, source: str) -> None:
+    """Refuse data that expands past MAX_SETTINGS values or nests past MAX_DEPTH, counting
+    repeats: YAML aliases make a small file expand exponentially (billion laughs) when it is
+    compared or written out, so the expansion is counted first, iteratively and bounded."""
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_SETTINGS:
+            raise InputError(
+                source, f"expands to more than {MAX_SETTINGS:,} values (YAML aliases?)"
+            )
+        if depth > MAX_DEPTH:
+            raise InputError(source, f"nests settings deeper than {MAX_DEPTH} levels")
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
     """A config file as flat ``{"optimizer.lr": 0.01, ...}``: JSON, TOML, YAML (when PyYAML is
     installed), INI/CFG, or ``key=value`` lines."""
+    from datavet._io import TooLarge, read_bounded
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_bounded(p, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError(str(p), "no such file") from None
+    except TooLarge as exc:
+        raise InputError(str(p), f"{exc}: not a config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(p), f"cannot be read ({exc})") from None
     suffix = p.suffix.lower()
+    yaml_error: tuple[type[BaseException], ...] = ()
     try:
         if suffix == ".json":
             data = json.loads(text)
@@ -86,7 +122,8 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
                 import yaml
             except ImportError:
                 raise InputError(str(p), "reading YAML needs PyYAML (pip install pyyaml)") from None
-            data = yaml.safe_load(text)
+            yaml_error = (yaml.YAMLError,)
+            data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - the safe loader
         elif suffix in (".ini", ".cfg"):
             parser = configparser.ConfigParser(interpolation=None)
             parser.read_string(text)
@@ -101,11 +138,14 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
                     raise ValueError(f"line {line!r} is not key=value")
                 k, v = line.split("=", 1)
                 data[k.strip()] = v.strip()
-    except (ValueError, tomllib.TOMLDecodeError, configparser.Error) as exc:
-        raise InputError(str(p), f"is not a config file datavet can read ({exc})") from None
+    except (ValueError, tomllib.TOMLDecodeError, configparser.Error, *yaml_error) as exc:
+        problem = " ".join(str(exc).split())[:300]
+        raise InputError(str(p), f"is not a config file datavet can read ({problem})") from None
+    except RecursionError:
+        raise InputError(str(p), f"nests settings deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, Mapping):
         raise InputError(str(p), "does not hold a mapping of settings")
-    return _flatten(data)
+    return _flatten(data, str(p))
 
 
 def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list]:
@@ -203,10 +243,16 @@ class Journal:
 
     def _read(self) -> list[dict | str]:
         """Entries (dicts) and, as strings, lines that do not parse (kept, never dropped)."""
+        from datavet._io import MIB, TooLarge, read_bounded
+
         try:
-            text = self.path.read_text(encoding="utf-8")
+            if self.path.exists() and not self.path.is_file():
+                raise InputError(str(self.path), "is not a regular file: a journal is a file")
+            text = read_bounded(self.path, 256 * MIB).decode("utf-8")
         except FileNotFoundError:
             return []
+        except TooLarge as exc:
+            raise InputError(str(self.path), f"{exc}: not a datavet journal") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(str(self.path), f"cannot be read ({exc})") from None
         items: list[dict | str] = []
@@ -215,7 +261,7 @@ class Journal:
                 continue
             try:
                 item = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 items.append(line)
                 continue
             ok = isinstance(item, dict) and type(item.get("id")) is int  # not a bool
@@ -241,6 +287,8 @@ class Journal:
         """The output policy for the journal and its Markdown view: neither may be a file the
         command reads, nor replace a file that is not a journal (or its view) without force.
         Checked before the lock file is made, so a refusal leaves the folder untouched."""
+        if self.path.exists() and not self.path.is_file():
+            raise InputError(str(self.path), "is not a regular file: a journal is a file")
         plan = outputs.Outputs(self.reads, force=self.force)
         plan.claim("--journal", self.path, owned=is_journal, what="journal")
         plan.claim("--journal", self.markdown_path, owned=is_journal_view, what="journal view")
