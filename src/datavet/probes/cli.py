@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -94,6 +95,46 @@ def load_factory(spec: str):
     return factory
 
 
+class _UserExit(BaseException):
+    """``os._exit(code)`` called by the user's code while datavet runs it."""
+
+    def __init__(self, code) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def exits_are_errors(source: str):
+    """Run the user's code (the import, the factory, the model under the probes) so that any
+    exit from it is an InputError naming ``source``, never a silent exit 0 of the gate.
+
+    ``sys.exit`` raises SystemExit, caught here. ``os._exit`` cannot be caught: it ends the
+    process at once, skipping ``finally`` and atexit. So while the user's code runs,
+    ``os._exit`` is replaced by a function that raises instead (in this process only: a child
+    forked by a DataLoader still exits as it must). Code that bound ``os._exit`` before datavet
+    ran, or that exits from C, is out of reach; it is documented."""
+    real, pid = os._exit, os.getpid()
+
+    def _exit(code=0, *_args):
+        if os.getpid() != pid:  # a forked child (multiprocessing) ends as it always did
+            real(code)
+        raise _UserExit(code)
+
+    os._exit = _exit
+    hint = (
+        "the probes cannot run to their verdict; remove the exit from the code that builds the "
+        "model, or guard it with `if __name__ == '__main__':`"
+    )
+    try:
+        yield
+    except SystemExit as exc:
+        raise InputError(source, f"the model code called sys.exit({exc.code!r}): {hint}") from None
+    except _UserExit as exc:
+        raise InputError(source, f"the model code called os._exit({exc.code!r}): {hint}") from None
+    finally:
+        os._exit = real
+
+
 def _unpack(result, spec: str) -> dict:
     if isinstance(result, dict):
         unknown = set(result) - set(_KEYS)
@@ -142,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.lr is not None:
         tuned["lr"] = args.lr
     # stdout carries the result only: whatever the user's code prints goes to stderr
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr), exits_are_errors(source or args.target):
         factory = load_factory(args.target)
         try:
             made = factory()
