@@ -38,7 +38,7 @@ _LAST_LINES = (
     # text reports of audit, probe, curves (their shared footer)
     re.compile(r"\d+ findings? \([^()]*\) from \d+ [a-z ]+\. " + _VERDICT),
     # GitHub annotations
-    re.compile(r"datavet: .*; " + _VERDICT),
+    re.compile(r"datavet(?: .+)?: .*; " + _VERDICT),
     # datavet diff (text)
     re.compile(
         r"(?:nothing new at or above '\w+'|\d+ new or worse finding\(s\) at or above '\w+' "

@@ -525,3 +525,40 @@ def test_an_empty_file_may_be_replaced(tmp_path):
     path = tmp_path / "f"
     path.write_text("")
     assert outputs.is_datavet_output(path)
+
+
+def test_multi_dataset_github_output_is_recognised(data, capsys):
+    cfg = _two_datasets(data)
+    result = data["dir"] / "annotations.txt"
+    for _ in range(2):
+        code, _, err = run_cli(
+            capsys, ["audit", "--config", cfg, "--format", "github", "--output", result]
+        )
+        assert code in (0, 1), err
+    assert result.read_text().splitlines()[-1].startswith("datavet b:")
+
+
+PROBE_MODEL = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    def factory():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3))
+        return model, (torch.randn(8, 4), torch.randint(0, 3, (8,))), nn.functional.cross_entropy
+    """
+)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_probe_rewrites_its_own_reports_without_force(fmt, tmp_path, capsys):
+    pytest.importorskip("torch")
+    model = tmp_path / "model.py"
+    model.write_text(PROBE_MODEL)
+    result, page = tmp_path / f"p.{fmt}", tmp_path / "p.html"
+    argv = ["probe", f"{model}:factory", "--select", "M001", "--format", fmt]
+    for _ in range(2):
+        code, _, err = run_cli(capsys, [*argv, "--output", result, "--html", page])
+        assert code in (0, 1), err
+    assert outputs.is_datavet_output(result) and outputs.is_datavet_output(page)
