@@ -158,10 +158,21 @@ def test_output_file_equals_stdout_and_creates_parents(fmt, tmp_path, capsys):
     assert os.listdir(target.parent) == [target.name]  # no temporary file left behind
 
 
-def test_output_replaces_existing_file(tmp_path, capsys):
+def test_output_replaces_existing_report(tmp_path, capsys):
+    target = tmp_path / "report.json"
+    target.write_text('{"schema_version": 1, "tool": "datavet", "findings": []}')
+    code, out, _ = run_cli(capsys, [*PLANTED, "--format", "json", "-o", target])
+    assert code == 1
+    assert json.loads(target.read_text())["findings"]
+    assert sorted(os.listdir(tmp_path)) == ["report.json"]
+
+
+def test_output_replaces_a_file_that_is_not_a_report_only_with_force(tmp_path, capsys):
     target = tmp_path / "report.json"
     target.write_text("old content")
-    code, out, _ = run_cli(capsys, [*PLANTED, "--format", "json", "-o", target])
+    code, out, err = run_cli(capsys, [*PLANTED, "--format", "json", "-o", target])
+    assert code == 2 and "--force" in err and target.read_text() == "old content"
+    code, out, _ = run_cli(capsys, [*PLANTED, "--format", "json", "-o", target, "--force"])
     assert code == 1
     assert json.loads(target.read_text())["tool"] == "datavet"
     assert sorted(os.listdir(tmp_path)) == ["report.json"]

@@ -1,18 +1,43 @@
-"""Writing outputs: always to a temporary file beside the target, then renamed into place."""
+"""Writing files, the mechanics: a regular file is written to a temporary file beside it and renamed
+into place; anything else (a device, a FIFO, a terminal) is written in place. Which paths may be
+written at all is decided in :mod:`datavet.outputs`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
+
+# `.NAME.PID.RANDOM.tmp`: the pid lets the next write beside NAME remove what a killed writer left
+_TEMP = re.compile(r"\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp")
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write to a temporary file beside ``path`` and rename it into place: readers never see a
-    half-written report, and a failure leaves any previous file intact."""
-    path = Path(path)
+    half-written report, and a failure leaves any previous file intact.
+
+    A symbolic link is written through (its target is replaced, the link stays). An existing
+    target that is not a regular file (``/dev/null``, a FIFO, a terminal) is never renamed over:
+    it is written in place, as a shell's ``>`` would, and a write error (``/dev/full``) is raised.
+    """
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "is a directory", str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        write_in_place(path, text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+    )
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
@@ -21,6 +46,58 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_in_place(path: str | os.PathLike, text: str, *, truncate: bool = False) -> None:
+    """Open ``path`` for writing without creating or renaming anything and write ``text`` whole:
+    a device stays a device. A FIFO nobody reads is an error (ENXIO), not a hang."""
+    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if truncate:
+        flags |= os.O_TRUNC
+    fd = os.open(path, flags)
+    try:
+        with contextlib.suppress(OSError, AttributeError):
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+        with contextlib.suppress(OSError):  # a terminal or a pipe cannot fsync: fine
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Remove ``.NAME.PID.*.tmp`` files beside ``path`` whose writer (PID) no longer runs: what a
+    ``kill -9`` between writing and renaming leaves behind. A live writer's file is kept."""
+    prefix = f".{path.name}"
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        m = _TEMP.fullmatch(name, len(prefix))
+        if m is None or _alive(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(path.parent / name)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process, or a pid we cannot judge: leave its file alone
+    return True
 
 
 def _mode(path: Path) -> int:
@@ -34,9 +111,69 @@ def _mode(path: Path) -> int:
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether two paths name one file (links and ``..`` included); by absolute path when either
+    """Whether two paths name one file (links and ``..`` included); by resolved path when either
     does not exist yet."""
     try:
         return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
+    except (OSError, ValueError):
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return os.path.abspath(a) == os.path.abspath(b)
+
+
+# --------------------------------------------------------------------------------------------
+# bounded reading: a config, a report or a log is read whole, so its size and nesting are capped
+
+
+MIB = 1024 * 1024
+
+
+class TooLarge(ValueError):
+    """A file over the size a reader accepts, or holding a NUL byte where text is expected."""
+
+
+def read_bounded(path: str | os.PathLike, limit: int, *, text: bool = True) -> bytes:
+    """The bytes of ``path``, read in chunks: :class:`TooLarge` past ``limit`` bytes (so
+    ``/dev/zero`` or a runaway file never fills memory) and, for text, at the first NUL byte
+    (a binary file is not text, and ``/dev/zero`` stops at once)."""
+    chunks, size = [], 0
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(min(MIB, limit + 1 - size))
+            if not chunk:
+                break
+            nul = chunk.find(b"\0") if text else -1
+            if nul >= 0:
+                raise TooLarge(f"holds a NUL byte at offset {size + nul}")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"is larger than {_size(limit)}")
+    return b"".join(chunks)
+
+
+def _size(n: int) -> str:
+    return f"{n // MIB} MiB" if n >= MIB else f"{n} bytes"
+
+
+def too_deep(obj: object, limit: int) -> bool:
+    """Whether parsed JSON/TOML/YAML data nests containers deeper than ``limit`` (iterative, so
+    the check itself cannot overflow the stack; shared references are walked once)."""
+    stack = [(obj, 1)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        stack.extend((c, depth + 1) for c in children)
+    return False

@@ -14,7 +14,8 @@ import sys
 import traceback
 
 from datavet import journal as journal_cli
-from datavet._io import same_file, write_atomic
+from datavet import outputs
+from datavet._io import write_atomic  # noqa: F401 - kept importable from here
 from datavet.curves import cli as curves_cli
 from datavet.errors import DatavetError
 from datavet.output import FORMATS, _one_line, render_many
@@ -91,8 +92,9 @@ def _parser() -> argparse.ArgumentParser:
         "--output",
         "-o",
         metavar="PATH",
-        help="write the result here (atomically) instead of stdout",
+        help="write the result here (atomically) instead of stdout; - is stdout",
     )
+    outputs.add_force_option(a)
     a.add_argument(
         "--fail-on",
         choices=("info", "warning", "error"),
@@ -201,7 +203,8 @@ def _parser() -> argparse.ArgumentParser:
         help="the severity at which a new finding fails (default: the new report's fail-on)",
     )
     d.add_argument("--format", choices=("text", "json"), default="text")
-    d.add_argument("--output", "-o", metavar="PATH", help="write the result here")
+    d.add_argument("--output", "-o", metavar="PATH", help="write the result here; - is stdout")
+    outputs.add_force_option(d)
 
     probe_cli.add_parser(sub)
     curves_cli.add_parser(sub)
@@ -265,43 +268,28 @@ def _audit_job(args: argparse.Namespace, settings, job):
     )
 
 
-def _refuse_overwriting_inputs(args: argparse.Namespace, jobs) -> None:
-    """``--output train.csv`` is a slip of the fingers that would destroy the data audited:
-    refuse before reading anything. A report written inside an input directory (a Parquet
-    dataset) would become part of it: refused too."""
+def _outputs(args: argparse.Namespace, settings, jobs) -> outputs.Outputs:
+    """The output policy for an audit: the data of every job (files, and everything inside a
+    Parquet directory) and the config file are inputs; every output is checked before reading
+    anything (``--output train.csv`` is a slip of the fingers that would destroy the data)."""
     from datavet import config
-    from datavet.errors import UsageError
 
+    reads = outputs.Inputs()
     for job in jobs:
-        outputs = []
-        if args.output:
-            outputs.append(("--output", args.output))
-        if args.html:
+        reads.add("train input", job.train)
+        reads.add("test input", job.test)
+    if settings.config is not None:
+        reads.add("config file", settings.config)
+    plan = outputs.Outputs(reads, force=getattr(args, "force", False))
+    if args.html:
+        for job in jobs:
             html = args.html if len(jobs) == 1 else config.per_dataset_path(args.html, job)
-            outputs.append(("--html", html))
-        for split, data in (("train", job.train), ("test", job.test)):
-            if not isinstance(data, (str, os.PathLike)):
-                continue
-            for option, out in outputs:
-                inside = os.path.isdir(data) and os.path.abspath(out).startswith(
-                    os.path.join(os.path.abspath(data), "")
-                )
-                if same_file(out, data) or inside:
-                    raise UsageError(
-                        f"{_one_line(out)}: {option} would overwrite the {split} input "
-                        f"{_one_line(data)}; write the report to another path"
-                    )
-
-
-def _write(path, write, *args) -> None:
-    """Run ``write(path, *args)``; an OS failure (disk full, no permission) is a one-line
-    error naming the file, not an internal error. The previous file is left intact."""
-    from datavet.errors import OutputError
-
-    try:
-        write(path, *args)
-    except OSError as exc:
-        raise OutputError(str(path), f"cannot write the report: {exc.strerror or exc}") from None
+            plan.claim("--html", html)
+    if args.output:
+        plan.claim("--output", args.output)
+    elif args.html == outputs.STDOUT:
+        outputs.stdout_twice("--html")
+    return plan
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -314,7 +302,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         jobs = config.plan_files(settings, args.files, args)
     else:
         jobs = config.plan(settings, args)
-    _refuse_overwriting_inputs(args, jobs)
+    plan = _outputs(args, settings, jobs)
     if args.format == "json" and len(jobs) > 1:
         names = ", ".join(j.name or j.train for j in jobs)
         raise UsageError(f"--format json holds one report; {len(jobs)} to audit ({names})")
@@ -330,19 +318,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     ]
     options = {}
     if args.format == "text":
-        options["colour"] = args.output is None and _use_colour(sys.stdout)
+        options["colour"] = args.output in (None, outputs.STDOUT) and _use_colour(sys.stdout)
     text = render_many(items, args.format, **options)
     if args.html:
         for job, report in results:
             path = args.html if len(results) == 1 else config.per_dataset_path(args.html, job)
-            _write(path, report.save_html)
-            print(f"datavet: wrote {path}", file=sys.stderr)
+            plan.write("--html", path, report.to_html())
+            outputs.wrote(path)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if args.format == "github" and summary:
-        _write(summary, github.write_summary, items)
+        plan.append("GITHUB_STEP_SUMMARY", summary, github.summary_many(items))
     if args.output:
-        _write(args.output, write_atomic, text)
-        print(f"datavet: wrote {args.output}", file=sys.stderr)
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -249,8 +249,8 @@ def find_config(start: str | os.PathLike | None = None) -> Path | None:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = _read(path)
+    except FileNotFoundError:
         return False
     # A cheap look first: most pyproject files on the way up are not ours. A file with our
     # table that does not parse is still ours, so load() reports its error.
@@ -258,9 +258,10 @@ def _has_tool_table(path: Path) -> bool:
         return False
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return re.search(r"^\s*\[\s*tool\s*\.\s*datavet\b", text, re.MULTILINE) is not None
-    return "datavet" in data.get("tool", {})
+    tool = data.get("tool", {})
+    return isinstance(tool, Mapping) and "datavet" in tool
 
 
 def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
@@ -276,24 +277,69 @@ def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
     path = Path(path)
     shown = _display(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
     except FileNotFoundError:
         raise ConfigError(f"{shown}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{shown}: cannot read config file ({exc})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{shown}: invalid TOML: {exc}") from None
+    data = _loads(text, shown)
     if path.name == "pyproject.toml" or set(data) == {"tool"}:  # a pyproject under another name
         prefix = ("tool", "datavet")
-        table = data.get("tool", {}).get("datavet")
+        tool = data.get("tool", {})
+        table = tool.get("datavet") if isinstance(tool, Mapping) else None
         if table is None:
             raise ConfigError(f"{shown}: no [tool.datavet] table")
     else:
         prefix = ()
         table = data
     return parse(table, source=path, prefix=prefix, text=text)
+
+
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 16  # [tool.datavet.per-column-ignores.col] with its rules list is 5 levels
+
+
+def _read(path: Path) -> str:
+    """A config file's text: UTF-8, bounded; a file that is not (UTF-16, binary, /dev/zero) is
+    a ConfigError naming it, never skipped silently (its settings would be lost)."""
+    from datavet._io import TooLarge, read_bounded
+
+    shown = _display(path)
+    try:
+        raw = read_bounded(path, MAX_CONFIG_BYTES, text=False)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise ConfigError(f"{shown}: is a directory, not a config file") from None
+    except TooLarge as exc:
+        raise ConfigError(f"{shown}: {exc}: not a config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read config file ({exc.strerror or exc})") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and b"\0" in raw[:2]):
+        raise ConfigError(f"{shown}: is UTF-16 text; TOML files must be UTF-8: save it as UTF-8")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise ConfigError(f"{shown}: holds a NUL byte at offset {nul}: a binary file, not TOML")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{shown}: is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "TOML files must be UTF-8"
+        ) from None
+
+
+def _loads(text: str, shown: str) -> dict:
+    """Parsed TOML, with nesting bounded (a deeply nested array is an error, not a crash)."""
+    from datavet._io import too_deep
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{shown}: invalid TOML: {exc}") from None
+    except RecursionError:
+        data = None
+    if data is None or too_deep(data, MAX_DEPTH):
+        raise ConfigError(f"{shown}: nests tables or arrays deeper than {MAX_DEPTH} levels")
+    return data
 
 
 def parse(
@@ -435,9 +481,9 @@ class _Parser:
             self.keys(values, tuple(known), where)
             tuned = {}
             for name, value in values.items():
-                ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-                if not ok or not math.isfinite(value):
-                    raise self.error((*where, name), f"expected a number, got {_shown(value)}")
+                problem = threshold_problem(name, value)
+                if problem:
+                    raise self.error((*where, name), problem)
                 tuned[name] = value
             out[code] = MappingProxyType(tuned)
         return out
@@ -524,6 +570,60 @@ class _Parser:
         if not path.is_absolute():
             path = self.base / path
         return _display(path)
+
+
+# The range of every rule threshold, by its name: (low, high, bounds included, whole number).
+# A threshold outside it would make a rule fire on everything or on nothing (max_ratio = -5
+# calls a 1:1 split imbalanced). A test checks that every rule's thresholds are listed here.
+_UNIT = (0.0, 1.0, "[]", False)
+_COUNT = (1.0, math.inf, "[]", True)
+_ABOVE_ONE = (1.0, math.inf, "[]", False)
+_POSITIVE = (0.0, math.inf, "(]", False)
+_NOT_NEGATIVE = (0.0, math.inf, "[]", False)
+THRESHOLD_RANGES: dict[str, tuple[float, float, str, bool]] = {
+    "alpha": (0.0, 1.0, "()", False),  # a p-value cut-off: 0 < alpha < 1
+    "min_count": _COUNT,
+    "min_rows": _COUNT,
+    "min_groups": _COUNT,
+    "groups": _COUNT,
+    "max_classes": _COUNT,
+    "digits": _COUNT,
+    "min_numeric": _UNIT,
+    "min_fraction": _UNIT,
+    "max_unique_fraction": _UNIT,
+    "min_shared": _UNIT,
+    "max_auto_older": _UNIT,
+    "min_score": _UNIT,
+    "min_order": _UNIT,
+    "min_auc": _UNIT,
+    "min_tvd": _UNIT,
+    "min_v": _UNIT,
+    "min_gain": _UNIT,
+    "min_rho": _UNIT,
+    "max_ratio": _ABOVE_ONE,  # majority:minority, 1 = balanced
+    "min_ratio": _ABOVE_ONE,
+    "outlier_ratio": _ABOVE_ONE,
+    "min_effect": _NOT_NEGATIVE,
+    "min_d": _NOT_NEGATIVE,
+    "max_abs_mean": _POSITIVE,
+    "max_std": _POSITIVE,
+    "min_std": _NOT_NEGATIVE,
+}
+
+
+def threshold_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the threshold ``name`` (None when it can): a finite number in
+    the threshold's range, a whole number for counts."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f"expected a number, got {_shown(value)}"
+    low, high, bounds, whole = THRESHOLD_RANGES.get(name, (-math.inf, math.inf, "[]", False))
+    if whole and float(value) != int(value):
+        return f"expected a whole number, got {_shown(value)}"
+    below = value < low or (value == low and bounds[0] == "(")
+    above = value > high or (value == high and bounds[1] == ")")
+    if below or above:
+        return f"{_shown(value)} is out of range {bounds[0]}{low:g}, {high:g}{bounds[1]}"
+    return None
 
 
 def _selectors(values: Iterable[str]) -> tuple[str, ...]:

@@ -19,25 +19,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datavet._io import MIB, TooLarge, read_bounded, too_deep
 from datavet.errors import InputError
 from datavet.findings import Severity
 
 DIFF_SCHEMA_VERSION = 1
+MAX_REPORT_BYTES = 256 * MIB  # a report of a million findings is a few hundred MB at most
+MAX_DEPTH = 32  # a datavet report nests 6 levels deep
 
 
 def load_report(path: str | Path) -> dict:
     """A datavet JSON report (``--format json``) from ``path``; InputError if it is not one."""
     shown = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_REPORT_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError(shown, "file not found") from None
+    except TooLarge as exc:
+        raise InputError(shown, f"{exc}: not a datavet JSON report") from None
+    except IsADirectoryError:
+        raise InputError(shown, "is a directory, not a datavet JSON report") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(shown, f"cannot read ({exc})") from None
     try:
-        data = json.loads(text)
+        data, deep = json.loads(text), False
     except json.JSONDecodeError as exc:
         raise InputError(shown, f"not JSON ({exc})") from None
+    except RecursionError:  # nested deeper than Python's stack
+        data, deep = None, True
+    if deep or too_deep(data, MAX_DEPTH):
+        raise InputError(shown, f"nests deeper than {MAX_DEPTH} levels: not a datavet JSON report")
     return check_report(data, shown)
 
 
@@ -190,9 +201,15 @@ def run(args) -> int:
     """``datavet diff`` from parsed arguments (old, new, format, fail_on, output)."""
     import sys
 
-    from datavet._io import write_atomic
+    from datavet import outputs
     from datavet.report import dumps
 
+    plan = outputs.Outputs(
+        outputs.reads(("old report", args.old), ("new report", args.new)),
+        force=getattr(args, "force", False),
+    )
+    if args.output:
+        plan.claim("--output", args.output)
     old, new = load_report(args.old), load_report(args.new)
     d = diff(old, new)
     fail_on = args.fail_on or new.get("fail_on") or "error"
@@ -201,8 +218,8 @@ def run(args) -> int:
     else:
         text = render_text(d, fail_on)
     if args.output:
-        write_atomic(args.output, text)
-        print(f"datavet: wrote {args.output}", file=sys.stderr)
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from datavet._io import write_atomic
-from datavet.errors import InputError, OutputError, UsageError
+from datavet import outputs
+from datavet.errors import InputError, UsageError
 
 try:
     import tomllib
@@ -56,26 +56,62 @@ def _now() -> str:
 # config diffs
 
 
-def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in obj.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: obj}
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+MAX_SETTINGS = 100_000  # flattened keys; a YAML alias bomb expands past this at once
+MAX_DEPTH = 64
+
+
+def _flatten(obj: Any, source: str = "config") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``, iteratively, after :func:`_check_size`."""
+    _check_size(obj, source)
+    out: dict[str, Any] = {}
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        item, prefix = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend((v, f"{prefix}{k}.") for k, v in reversed(item.items()))
+        else:
+            out[prefix[:-1]] = item
+    return out
+
+
+def _check_size(obj: Any, source: str) -> None:
+    """Refuse data that expands past MAX_SETTINGS values or nests past MAX_DEPTH, counting
+    repeats: YAML aliases make a small file expand exponentially (billion laughs) when it is
+    compared or written out, so the expansion is counted first, iteratively and bounded."""
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_SETTINGS:
+            raise InputError(
+                source, f"expands to more than {MAX_SETTINGS:,} values (YAML aliases?)"
+            )
+        if depth > MAX_DEPTH:
+            raise InputError(source, f"nests settings deeper than {MAX_DEPTH} levels")
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
     """A config file as flat ``{"optimizer.lr": 0.01, ...}``: JSON, TOML, YAML (when PyYAML is
     installed), INI/CFG, or ``key=value`` lines."""
+    from datavet._io import TooLarge, read_bounded
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_bounded(p, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError(str(p), "no such file") from None
+    except TooLarge as exc:
+        raise InputError(str(p), f"{exc}: not a config file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(p), f"cannot be read ({exc})") from None
     suffix = p.suffix.lower()
+    yaml_error: tuple[type[BaseException], ...] = ()
     try:
         if suffix == ".json":
             data = json.loads(text)
@@ -86,7 +122,8 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
                 import yaml
             except ImportError:
                 raise InputError(str(p), "reading YAML needs PyYAML (pip install pyyaml)") from None
-            data = yaml.safe_load(text)
+            yaml_error = (yaml.YAMLError,)
+            data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - the safe loader
         elif suffix in (".ini", ".cfg"):
             parser = configparser.ConfigParser(interpolation=None)
             parser.read_string(text)
@@ -101,11 +138,14 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
                     raise ValueError(f"line {line!r} is not key=value")
                 k, v = line.split("=", 1)
                 data[k.strip()] = v.strip()
-    except (ValueError, tomllib.TOMLDecodeError, configparser.Error) as exc:
-        raise InputError(str(p), f"is not a config file datavet can read ({exc})") from None
+    except (ValueError, tomllib.TOMLDecodeError, configparser.Error, *yaml_error) as exc:
+        problem = " ".join(str(exc).split())[:300]
+        raise InputError(str(p), f"is not a config file datavet can read ({problem})") from None
+    except RecursionError:
+        raise InputError(str(p), f"nests settings deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, Mapping):
         raise InputError(str(p), "does not hold a mapping of settings")
-    return _flatten(data)
+    return _flatten(data, str(p))
 
 
 def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list]:
@@ -118,9 +158,42 @@ def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, lis
 # the journal
 
 
+def is_journal(path: str | os.PathLike) -> bool:
+    """Whether the file at ``path`` is empty or a datavet journal: a line of its first 64 KiB is
+    an entry (an object with a whole-number ``id`` and a ``hypothesis``)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    if not head.strip():
+        return True
+    for line in head.decode("utf-8", "replace").splitlines():
+        if '"hypothesis"' not in line:
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and type(item.get("id")) is int and "hypothesis" in item:
+            return True
+    return False
+
+
+def is_journal_view(path: str | os.PathLike) -> bool:
+    """Whether the file at ``path`` is empty or a journal's Markdown view written by datavet."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return not head.strip() or head.startswith("# Debugging journal\n\nGenerated by datavet ")
+
+
 @contextlib.contextmanager
 def _locked(path: Path):
     """An exclusive lock on ``PATH.lock`` for the read-modify-write (POSIX; elsewhere none)."""
+    path = Path(os.path.realpath(path))  # a symlinked journal: one lock beside the real file
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.with_name(path.name + ".lock")
     try:
@@ -149,8 +222,16 @@ class Journal:
     1
     """
 
-    def __init__(self, path: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        force: bool = False,
+        reads: Iterable[tuple[str, Any]] = (),
+    ) -> None:
         self.path = Path(path) if path is not None else default_path()
+        self.force = force  # replace a file at the path that is not a journal
+        self.reads = outputs.reads(many=reads)  # files never written over (config diffs)
         if self.path.suffix.lower() == ".md":
             raise UsageError(
                 f"the journal {self.path} would be overwritten by its own Markdown view: name "
@@ -162,10 +243,16 @@ class Journal:
 
     def _read(self) -> list[dict | str]:
         """Entries (dicts) and, as strings, lines that do not parse (kept, never dropped)."""
+        from datavet._io import MIB, TooLarge, read_bounded
+
         try:
-            text = self.path.read_text(encoding="utf-8")
+            if self.path.exists() and not self.path.is_file():
+                raise InputError(str(self.path), "is not a regular file: a journal is a file")
+            text = read_bounded(self.path, 256 * MIB).decode("utf-8")
         except FileNotFoundError:
             return []
+        except TooLarge as exc:
+            raise InputError(str(self.path), f"{exc}: not a datavet journal") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(str(self.path), f"cannot be read ({exc})") from None
         items: list[dict | str] = []
@@ -174,7 +261,7 @@ class Journal:
                 continue
             try:
                 item = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 items.append(line)
                 continue
             ok = isinstance(item, dict) and type(item.get("id")) is int  # not a bool
@@ -196,15 +283,25 @@ class Journal:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def _write(self, items: list[dict | str]) -> None:
+    def _outputs(self) -> outputs.Outputs:
+        """The output policy for the journal and its Markdown view: neither may be a file the
+        command reads, nor replace a file that is not a journal (or its view) without force.
+        Checked before the lock file is made, so a refusal leaves the folder untouched."""
+        if self.path.exists() and not self.path.is_file():
+            raise InputError(str(self.path), "is not a regular file: a journal is a file")
+        plan = outputs.Outputs(self.reads, force=self.force)
+        plan.claim("--journal", self.path, owned=is_journal, what="journal")
+        plan.claim("--journal", self.markdown_path, owned=is_journal_view, what="journal view")
+        return plan
+
+    def _write(self, items: list[dict | str], plan: outputs.Outputs | None = None) -> None:
+        plan = plan or self._outputs()
         lines = [i if isinstance(i, str) else json.dumps(i, ensure_ascii=False) for i in items]
         markdown = render_markdown([i for i in items if isinstance(i, dict)], source=self.path.name)
         jsonl = "".join(line + "\n" for line in lines)
-        for path, text in ((self.path, jsonl), (self.markdown_path, markdown)):
-            try:
-                write_atomic(path, text)
-            except OSError as exc:  # the old file stays as it was
-                raise OutputError(str(path), f"cannot be written ({exc.strerror or exc})") from None
+        # the old files stay as they were when a write fails (OutputError naming the file)
+        plan.write("--journal", self.path, jsonl)
+        plan.write("--journal", self.markdown_path, markdown)
 
     def add(
         self,
@@ -227,6 +324,7 @@ class Journal:
         if not changes and not config:
             raise UsageError("an entry needs what you change (--change, or --config-diff OLD NEW)")
         codes = sorted({_code(c) for c in codes if c and c.strip()})
+        plan = self._outputs()
         with _locked(self.path):
             items = self._read()
             ids = [e["id"] for e in items if isinstance(e, dict)]
@@ -245,7 +343,7 @@ class Journal:
                 "result": None,
             }
             items.append(entry)
-            self._write(items)
+            self._write(items, plan)
         return entry, entry_warnings(entry)
 
     def predict(self, n: int, prediction: str, *, now: str | None = None) -> dict:
@@ -253,6 +351,7 @@ class Journal:
         prediction = (prediction or "").strip()
         if not prediction:
             raise UsageError("the prediction is empty")
+        plan = self._outputs()
         with _locked(self.path):
             items = self._read()
             entry = self._find(items, n)
@@ -268,7 +367,7 @@ class Journal:
                 )
             entry["prediction"] = prediction
             entry["predicted_at"] = now or _now()
-            self._write(items)
+            self._write(items, plan)
         return entry
 
     def result(
@@ -280,6 +379,7 @@ class Journal:
             raise UsageError("the observed result is empty (--observed)")
         if verdict is not None and verdict not in VERDICTS:
             raise UsageError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
+        plan = self._outputs()
         with _locked(self.path):
             items = self._read()
             entry = self._find(items, n)
@@ -294,13 +394,14 @@ class Journal:
                     "are not rewritten: add a new entry for a new run"
                 )
             entry["result"] = {"observed": observed, "verdict": verdict, "at": now or _now()}
-            self._write(items)
+            self._write(items, plan)
         return entry
 
     def render(self) -> Path:
         """Re-render the Markdown view from the JSON lines."""
+        plan = self._outputs()
         with _locked(self.path):
-            self._write(self._read())
+            self._write(self._read(), plan)
         return self.markdown_path
 
     def _find(self, items: list, n: int) -> dict:
@@ -482,6 +583,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
         metavar="PATH",
         help=f"the journal file (default ${ENV} or ./{DEFAULT_NAME})",
     )
+    common.add_argument(
+        "--force",
+        action="store_true",
+        help="write the journal over a file that is not a datavet journal (never over a config "
+        "file given to --config-diff)",
+    )
     common.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
     js = p.add_subparsers(dest="journal_command", metavar="ACTION")
     js.required = True
@@ -542,8 +649,13 @@ def _line(e: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    journal = Journal(args.journal)
     cmd = args.journal_command
+    reads = []
+    if cmd == "add":
+        reads = [("config file", p) for p in args.config_diff or ()]
+        if args.run and os.path.isfile(args.run):
+            reads.append(("run log", args.run))
+    journal = Journal(args.journal, force=getattr(args, "force", False), reads=reads)
     if cmd == "add":
         config = None
         if args.config_diff:

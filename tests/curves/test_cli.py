@@ -164,7 +164,11 @@ def test_output_replaces_the_old_file_only_when_done(tmp_path, capsys, monkeypat
     import datavet._io as io
 
     result = tmp_path / "curves.txt"
-    result.write_text("the old report\n")
+    old = (
+        "the old report\n\n0 findings (0 errors, 0 warnings, 0 info) from 8 curve rules. "
+        "passed at fail-on 'error' (exit 0)\n"
+    )
+    result.write_text(old)
 
     def broken_replace(src, dst):
         raise OSError("disk full")
@@ -173,7 +177,7 @@ def test_output_replaces_the_old_file_only_when_done(tmp_path, capsys, monkeypat
     code, out, err = run_cli(capsys, "curves", CURVES / "healthy.csv", "--output", result)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert err.startswith(f"datavet: error: {result}: cannot be written") and "disk full" in err
-    assert result.read_text() == "the old report\n"
+    assert result.read_text() == old
     assert [p.name for p in tmp_path.iterdir()] == ["curves.txt"]
 
 

@@ -199,7 +199,11 @@ def test_a_report_is_never_written_over_an_input(option, split, tmp_path, capsys
 # interrupted report writes
 
 
-OLD = "the previous report, which must survive\n"
+# a previous datavet text report (its verdict line): replaced without --force, as a report is
+OLD = (
+    "the previous report, which must survive\n\n0 findings (0 errors, 0 warnings, 0 info) "
+    "from 9 rules. passed at fail-on 'error' (exit 0)\n"
+)
 
 
 def _previous_report(d: Path, name: str) -> Path:
@@ -299,7 +303,8 @@ def test_a_failed_write_is_a_one_line_error_naming_the_file(
 def test_successful_rewrite_replaces_whole_file_and_keeps_its_mode(train_csv, tmp_path, capsys):
     reports = tmp_path / "reports"
     dest = _previous_report(reports, "audit.json")
-    dest.write_text("x" * 1_000_000)  # longer than the new report: no stale tail may remain
+    # a previous JSON report longer than the new one: no stale tail may remain
+    dest.write_text('{"schema_version": 1, "tool": "datavet", "pad": "' + "x" * 1_000_000 + '"}')
     code, out, err = run_cli(
         capsys, ["audit", train_csv, "--target", "label", "--format", "json", "--output", dest]
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from datavet._io import same_file
+from datavet import outputs
 
 # text: the curve view (each finding with its likely causes); the others are the audit
 # renderers, so CI reads a curve report as it reads an audit (JUnit, SARIF, GitHub annotations)
@@ -36,7 +36,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     p.add_argument("--html", metavar="PATH", help="also write the HTML report (with charts)")
-    p.add_argument("--output", "-o", metavar="PATH", help="write the result here, atomically")
+    p.add_argument(
+        "--output", "-o", metavar="PATH", help="write the result here, atomically; - is stdout"
+    )
+    outputs.add_force_option(p)
     p.add_argument(
         "--fail-on",
         choices=("info", "warning", "error"),
@@ -52,28 +55,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _write(path: str, text: str) -> None:
-    """Write a result atomically; a failure is one line naming the file (the old file stays)."""
-    from datavet._io import write_atomic
-    from datavet.errors import OutputError
-
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise OutputError(path, f"cannot be written ({exc.strerror or exc})") from None
-
-
 def run(args: argparse.Namespace) -> int:
     from datavet.curves.api import diagnose_curves
     from datavet.curves.text import render as render_text
-    from datavet.errors import UsageError
     from datavet.report import dumps
 
-    for option, path in (("--output", args.output), ("--html", args.html)):
-        if path and isinstance(args.log, str) and same_file(path, args.log):
-            raise UsageError(
-                f"{path}: is the log being diagnosed; {option} would write the report over it"
-            )
+    plan = outputs.Outputs(outputs.reads(("log", args.log)), force=getattr(args, "force", False))
+    if args.html:
+        plan.claim("--html", args.html)
+    if args.output:
+        plan.claim("--output", args.output)
+    elif args.html == outputs.STDOUT:
+        outputs.stdout_twice("--html")
     report = diagnose_curves(
         args.log,
         columns=args.column,
@@ -86,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         from datavet.cli import _use_colour
 
-        text = render_text(report, colour=args.output is None and _use_colour(sys.stdout))
+        to_stdout = args.output in (None, outputs.STDOUT)
+        text = render_text(report, colour=to_stdout and _use_colour(sys.stdout))
     elif args.format == "json":
         text = dumps(report.to_dict()) + "\n"
     else:
@@ -94,11 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
         text = render(report, args.format)
     if args.html:
-        _write(args.html, report.to_html())
-        print(f"datavet: wrote {args.html}", file=sys.stderr)
+        plan.write("--html", args.html, report.to_html())
+        outputs.wrote(args.html)
     if args.output:
-        _write(args.output, text)
-        print(f"datavet: wrote {args.output}", file=sys.stderr)
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

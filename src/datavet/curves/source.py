@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from datavet._io import MIB, TooLarge, read_bounded, too_deep
 from datavet.errors import InputError, UsageError
 
 # The canonical columns, in the order reports show them.
@@ -322,9 +323,16 @@ def _numeric(raw) -> tuple[np.ndarray, np.ndarray] | None:
 # readers
 
 
+MAX_LOG_BYTES = 512 * MIB  # a CSV log of ten million steps; /dev/zero stops at its first byte
+MAX_DEPTH = 32  # nesting of a JSON record ({"train": {"loss": ...}} is 2)
+_TOO_DEEP = object()
+
+
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_bounded(path, MAX_LOG_BYTES).decode("utf-8-sig")
+    except TooLarge as exc:
+        raise InputError(str(path), f"{exc}: not a training log (CSV, TSV or JSON lines)") from None
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except IsADirectoryError:
@@ -347,6 +355,10 @@ def _records_from_file(path: Path) -> tuple[list[str], dict[str, list], str]:
             payload = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(src, f"is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        except RecursionError:
+            payload = _TOO_DEEP
+        if payload is _TOO_DEEP or too_deep(payload, MAX_DEPTH):
+            raise InputError(src, f"nests deeper than {MAX_DEPTH} levels: not a training log")
         if isinstance(payload, Mapping):
             payload = _monitor_records(payload, src)
         names, cells = _table(payload, src)
@@ -357,9 +369,14 @@ def _records_from_file(path: Path) -> tuple[list[str], dict[str, list], str]:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(src, f"line {lineno} is not JSON ({exc.msg})") from None
+            except RecursionError:
+                record = _TOO_DEEP
+            if record is _TOO_DEEP or too_deep(record, MAX_DEPTH):
+                raise InputError(src, f"line {lineno} nests deeper than {MAX_DEPTH} levels")
+            records.append(record)
         names, cells = _table(records, src)
         return names, cells, "jsonl"
     delimiter = (

@@ -21,6 +21,8 @@ from datavet.output.text import clean
 
 MAX_PER_LEVEL = 10  # GitHub: 10 error + 10 warning (+ 10 notice) annotations per step
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses step summaries over 1 MiB
+MESSAGE_LIMIT = 4000  # characters of an annotation's message (a value can be megabytes long)
+PROPERTY_LIMIT = 500  # characters of a title or file name
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 _ORDER = ("error", "warning", "info")
 
@@ -48,9 +50,20 @@ def _break_colons(s: str) -> str:
     return s
 
 
+def _cap(text: Any, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out (before escaping, so
+    no escape sequence is cut in half)."""
+    s = str(text)
+    if len(s) <= limit:
+        return s
+    return s[:limit] + f"... ({len(s) - limit:,} more characters; the report has them all)"
+
+
 def _annotation(kind: str, message: str, **props: Any) -> str:
-    shown = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v is not None)
-    return f"::{kind}{' ' + shown if shown else ''}::{escape_data(message)}"
+    shown = ",".join(
+        f"{k}={escape_property(_cap(v, PROPERTY_LIMIT))}" for k, v in props.items() if v is not None
+    )
+    return f"::{kind}{' ' + shown if shown else ''}::{escape_data(_cap(message, MESSAGE_LIMIT))}"
 
 
 def render(report, *, name: str | None = None, locations=None, **_options) -> str:
@@ -141,7 +154,7 @@ def _summary_line(name: str | None, data: dict) -> str:
     parts = ", ".join(f"{counts.get(level, 0)} {level}" for level in _ORDER)
     ignored = len(data.get("ignored", []))
     extra = f", {ignored} ignored" if ignored else ""
-    label = f" {escape_data(name)}" if name else ""
+    label = f" {escape_data(_cap(name, PROPERTY_LIMIT))}" if name else ""
     return f"datavet{label}: {parts}{extra}; {_verdict(data)}"
 
 

@@ -10,9 +10,11 @@ There is no JavaScript; the report's JSON is embedded for machines through ``toj
 from __future__ import annotations
 
 import math
+import re
 from importlib import resources
 
 import jinja2
+import markupsafe
 
 from datavet.output import html_curves, html_probes, html_tensors, svg
 
@@ -445,8 +447,22 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_visible,
     )
     return env
+
+
+# C0 controls but tab, LF and CR; DEL; C1. NUL is replaced by browsers and ESC/BEL are invalid
+# in HTML: from the data, each is shown as a visible escape (as the text report shows it).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _visible(value):
+    """Every value a template prints: control characters become ``\\xNN`` text."""
+    if isinstance(value, str) and _CONTROL.search(value):
+        fixed = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+        return markupsafe.Markup(fixed) if isinstance(value, markupsafe.Markup) else fixed
+    return value
 
 
 def render(report, **_options) -> str:

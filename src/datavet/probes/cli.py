@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import os
 import sys
 import traceback
 from pathlib import Path
 
 from datavet.errors import InputError, UsageError
+from datavet.outputs import add_force_option
 
 FORMATS = ("text", "json")
 _KEYS = (
@@ -42,7 +44,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--task", choices=("auto", "classification", "regression"), default=None)
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
-    p.add_argument("--output", "-o", metavar="PATH", help="write the result here, atomically")
+    p.add_argument(
+        "--output", "-o", metavar="PATH", help="write the result here, atomically; - is stdout"
+    )
+    add_force_option(p)
     p.add_argument(
         "--fail-on",
         choices=("info", "warning", "error"),
@@ -90,6 +95,46 @@ def load_factory(spec: str):
     return factory
 
 
+class _UserExit(BaseException):
+    """``os._exit(code)`` called by the user's code while datavet runs it."""
+
+    def __init__(self, code) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def exits_are_errors(source: str):
+    """Run the user's code (the import, the factory, the model under the probes) so that any
+    exit from it is an InputError naming ``source``, never a silent exit 0 of the gate.
+
+    ``sys.exit`` raises SystemExit, caught here. ``os._exit`` cannot be caught: it ends the
+    process at once, skipping ``finally`` and atexit. So while the user's code runs,
+    ``os._exit`` is replaced by a function that raises instead (in this process only: a child
+    forked by a DataLoader still exits as it must). Code that bound ``os._exit`` before datavet
+    ran, or that exits from C, is out of reach; it is documented."""
+    real, pid = os._exit, os.getpid()
+
+    def _exit(code=0, *_args):
+        if os.getpid() != pid:  # a forked child (multiprocessing) ends as it always did
+            real(code)
+        raise _UserExit(code)
+
+    os._exit = _exit
+    hint = (
+        "the probes cannot run to their verdict; remove the exit from the code that builds the "
+        "model, or guard it with `if __name__ == '__main__':`"
+    )
+    try:
+        yield
+    except SystemExit as exc:
+        raise InputError(source, f"the model code called sys.exit({exc.code!r}): {hint}") from None
+    except _UserExit as exc:
+        raise InputError(source, f"the model code called os._exit({exc.code!r}): {hint}") from None
+    finally:
+        os._exit = real
+
+
 def _unpack(result, spec: str) -> dict:
     if isinstance(result, dict):
         unknown = set(result) - set(_KEYS)
@@ -117,9 +162,20 @@ def _unpack(result, spec: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from datavet._io import write_atomic
+    from datavet import outputs
     from datavet.output import render
     from datavet.probes.api import probe
+
+    source = args.target.rpartition(":")[0]
+    plan = outputs.Outputs(
+        outputs.reads(("model source file", source)), force=getattr(args, "force", False)
+    )
+    if args.html:
+        plan.claim("--html", args.html)
+    if args.output:
+        plan.claim("--output", args.output)
+    elif args.html == outputs.STDOUT:
+        outputs.stdout_twice("--html")
 
     tuned = {}
     if args.steps is not None:
@@ -127,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.lr is not None:
         tuned["lr"] = args.lr
     # stdout carries the result only: whatever the user's code prints goes to stderr
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr), exits_are_errors(source or args.target):
         factory = load_factory(args.target)
         try:
             made = factory()
@@ -156,15 +212,16 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         from datavet.cli import _use_colour
 
-        text = render(report, "text", colour=args.output is None and _use_colour(sys.stdout))
+        to_stdout = args.output in (None, outputs.STDOUT)
+        text = render(report, "text", colour=to_stdout and _use_colour(sys.stdout))
     else:
         text = render(report, args.format)
     if args.html:
-        report.save_html(args.html)
-        print(f"datavet: wrote {args.html}", file=sys.stderr)
+        plan.write("--html", args.html, report.to_html())
+        outputs.wrote(args.html)
     if args.output:
-        write_atomic(args.output, text)
-        print(f"datavet: wrote {args.output}", file=sys.stderr)
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
