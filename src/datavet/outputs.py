@@ -118,7 +118,51 @@ class Inputs:
         return None
 
 
+def _local(src: str) -> str | None:
+    """The local path an input names (``file://`` URLs decoded), or None for a remote URL."""
+    if src.lower().startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(src).path)
+    if "://" in src:
+        return None
+    return src
+
+
+def _glob_regex(pattern: str) -> re.Pattern:
+    """A path glob as a regex: ``**/`` any folders, ``*`` and ``?`` within one name."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
+            end = pattern.index("]", i + 1)
+            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
 def _collides(out: str, src: str) -> bool:
+    local = _local(src)
+    if local is None:
+        return False  # a remote input holds no local file
+    src = local
+    if any(c in src for c in "*?[") and not os.path.exists(src):
+        # a glob input: the next audit would read a report written where it matches
+        return _glob_regex(os.path.abspath(src)).fullmatch(os.path.abspath(out)) is not None
     try:
         if os.path.isdir(src):
             real_src = os.path.realpath(src)

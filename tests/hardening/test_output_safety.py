@@ -190,6 +190,24 @@ def test_a_hard_link_into_a_parquet_directory_is_refused(data, capsys):
     )
 
 
+@pytest.mark.parametrize("how", ["glob", "file-url", "recursive-glob"])
+def test_a_report_where_a_glob_or_url_input_would_read_it_is_refused(data, capsys, how):
+    folder = data["dir"] / "parts"
+    (folder / "sub").mkdir(parents=True)
+    _frame().to_parquet(folder / "p0.parquet", index=False)
+    _frame(40, 2).to_parquet(folder / "sub" / "p1.parquet", index=False)
+    inputs = {
+        "glob": (str(folder / "*.parquet"), folder / "report.parquet"),
+        "file-url": (folder.as_uri(), folder / "report.json"),
+        "recursive-glob": (str(folder / "**" / "*.parquet"), folder / "sub" / "r.parquet"),
+    }
+    source, out = inputs[how]
+    code, stdout, err = run_cli(capsys, ["audit", source, "--target", "label", "--output", out])
+    assert_one_line_error(code, stdout, err, names=out.name, problem=[r"train input"])
+    assert not out.exists()
+    assert sorted(p.name for p in folder.rglob("*")) == ["p0.parquet", "p1.parquet", "sub"]
+
+
 def test_github_step_summary_pointed_at_an_input_is_refused(data, capsys, monkeypatch):
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(data["train"]))
     refused(
