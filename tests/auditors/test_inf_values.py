@@ -80,3 +80,13 @@ def test_examples_capped_at_five():
     assert f.n_affected == 7
     assert f.examples == (1, 2, 3, 5, 6)
     assert "(+2 more)" in f.message
+
+
+def test_many_columns_with_inf_are_one_finding():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(50, 12)), columns=[f"p{i}" for i in range(12)])
+    frame.iloc[0, :7] = np.inf
+    frame["label"] = rng.integers(0, 2, 50)
+    (finding,) = datavet.audit(frame, target="label", select=["V002"]).findings
+    assert len(finding.columns) == 7 and finding.n_affected == 7
+    assert "7 columns have +inf/-inf values in train" in finding.message

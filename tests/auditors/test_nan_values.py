@@ -116,3 +116,27 @@ def test_min_count_threshold():
     train = pd.DataFrame({"x": [NAN, NAN, 1.0, 2.0], "label": [0, 1, 0, 1]})
     assert run(train, thresholds={"V001": {"min_count": 3}}).findings == []
     assert len(run(train, thresholds={"V001": {"min_count": 2}}).findings) == 1
+
+
+def test_many_columns_with_nan_are_one_finding_that_keeps_every_column():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(50, 40)), columns=[f"p{i}" for i in range(40)])
+    frame.iloc[:3, :30] = np.nan  # 30 columns, 3 NaN each
+    frame["label"] = rng.integers(0, 2, 50)
+    report = datavet.audit(frame, target="label", select=["V001"])
+    (finding,) = report.findings
+    assert finding.columns == tuple(f"p{i}" for i in range(30))
+    assert finding.n_affected == 90
+    assert finding.examples == (0, 1, 2)
+    assert finding.metrics["columns"] == 30 and finding.metrics["count[p29]"] == 3
+    assert "30 columns have NaN/missing values in train" in finding.message
+    assert "(+25 more)" in finding.message
+
+
+def test_a_few_columns_with_nan_keep_one_finding_each():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(50, 8)), columns=[f"p{i}" for i in range(8)])
+    frame.iloc[:2, :5] = np.nan
+    frame["label"] = rng.integers(0, 2, 50)
+    report = datavet.audit(frame, target="label", select=["V001"])
+    assert [f.columns for f in report.findings] == [(f"p{i}",) for i in range(5)]

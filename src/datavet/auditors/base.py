@@ -257,3 +257,41 @@ def grouped(
             hint=hint,
         )
     ]
+
+
+GROUP_ABOVE = 5  # per-column findings of one rule and split beyond this become one finding
+
+
+def group_many(
+    auditor: Auditor, findings: list[Finding], *, headline: str, shown: int = 5
+) -> list[Finding]:
+    """Per-column findings of one rule and split, kept as they are when there are at most
+    :data:`GROUP_ABOVE`, else one finding listing the columns (the first ``shown`` with their
+    count and share; ``columns`` keeps every column, ``metrics`` their number and the count per
+    column as ``count[NAME]``). Forty columns with NaN are one card, not forty."""
+    if len(findings) <= GROUP_ABOVE:
+        return findings
+    first = findings[0]
+
+    def detail(f: Finding) -> str:
+        frac = f.metrics.get("fraction")
+        share = f", {pct(frac, 1)}" if frac is not None else ""
+        return f"{f.columns[0]!r} ({f.n_affected:,}{share})"
+
+    listed = ", ".join(detail(f) for f in findings[:shown])
+    more = f" (+{len(findings) - shown} more)" if len(findings) > shown else ""
+    metrics: dict[str, float] = {"columns": len(findings)}
+    for f in findings:
+        metrics[f"count[{f.columns[0]}]"] = f.n_affected or 0
+    total = sum(f.n_affected or 0 for f in findings)
+    return [
+        auditor.finding(
+            f"{len(findings):,} columns {headline} in {first.split}: {listed}{more}.",
+            split=first.split,
+            columns=tuple(c for f in findings for c in f.columns),
+            n_affected=total,
+            examples=tuple(sorted({e for f in findings for e in f.examples})[:5]),
+            metrics=metrics,
+            hint=first.hint,
+        )
+    ]

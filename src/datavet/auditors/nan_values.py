@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, pct, rows_text
+from datavet.auditors.base import AuditContext, Auditor, group_many, pct, rows_text
 from datavet.findings import Severity
 
 
@@ -12,7 +12,10 @@ class NanValues(Auditor):
     counted exactly, never estimated from a sample, and reported per column and split with the
     first row positions. Vector columns (embeddings: a list or array of numbers per row) are
     looked into: a row counts when its vector is null or holds a NaN element, and the finding
-    names the rows, the element positions and the dimensions the NaN sit in.
+    names the rows, the element positions and the dimensions the NaN sit in. When more than
+    five columns of a split hold missing values they are one finding listing the columns (the
+    first five in the message with their counts; every column in ``columns`` and its count in
+    ``metrics``).
 
     **Why it matters**
     One NaN in an input makes the forward pass NaN, then the loss, then (after one update) every
@@ -32,41 +35,47 @@ class NanValues(Auditor):
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:
-            for col in profile.columns.values():
-                if col.missing < self.options["min_count"]:
-                    continue
-                if profile.tensor is not None:
-                    # tensor inputs: one stats entry per channel, counted in samples
-                    plural = "s" if col.missing != 1 else ""
-                    rows = rows_text(col.missing_rows, col.missing, unit="sample")
-                    message = (
-                        f"Input {col.name} holds NaN in {col.missing:,} sample{plural} of "
-                        f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
-                    )
-                elif col.vector is not None and col.missing < col.rows:
-                    message = _vector_message(col, profile.split)
-                elif col.missing == col.rows:
-                    message = (
-                        f"Column {col.name!r} is entirely missing in {profile.split} "
-                        f"(all {col.rows:,} rows)."
-                    )
-                else:
-                    plural = "s" if col.missing != 1 else ""
-                    rows = rows_text(col.missing_rows, col.missing)
-                    message = (
-                        f"Column {col.name!r} has {col.missing:,} NaN/missing value{plural} in "
-                        f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
-                    )
-                yield self.finding(
-                    message,
-                    split=profile.split,
-                    columns=(col.name,),
-                    n_affected=col.missing,
-                    examples=col.missing_rows,
-                    metrics=_metrics(col),
-                    hint="impute with train-fitted statistics plus a missing-indicator column, "
-                    "or drop the rows",
+            found = list(self._columns(profile))
+            if profile.tensor is None:
+                found = group_many(self, found, headline="have NaN/missing values")
+            yield from found
+
+    def _columns(self, profile):
+        for col in profile.columns.values():
+            if col.missing < self.options["min_count"]:
+                continue
+            if profile.tensor is not None:
+                # tensor inputs: one stats entry per channel, counted in samples
+                plural = "s" if col.missing != 1 else ""
+                rows = rows_text(col.missing_rows, col.missing, unit="sample")
+                message = (
+                    f"Input {col.name} holds NaN in {col.missing:,} sample{plural} of "
+                    f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
                 )
+            elif col.vector is not None and col.missing < col.rows:
+                message = _vector_message(col, profile.split)
+            elif col.missing == col.rows:
+                message = (
+                    f"Column {col.name!r} is entirely missing in {profile.split} "
+                    f"(all {col.rows:,} rows)."
+                )
+            else:
+                plural = "s" if col.missing != 1 else ""
+                rows = rows_text(col.missing_rows, col.missing)
+                message = (
+                    f"Column {col.name!r} has {col.missing:,} NaN/missing value{plural} in "
+                    f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
+                )
+            yield self.finding(
+                message,
+                split=profile.split,
+                columns=(col.name,),
+                n_affected=col.missing,
+                examples=col.missing_rows,
+                metrics=_metrics(col),
+                hint="impute with train-fitted statistics plus a missing-indicator column, "
+                "or drop the rows",
+            )
 
 
 def _metrics(col) -> dict:
