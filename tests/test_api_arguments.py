@@ -58,6 +58,8 @@ BAD = {
     "encoding int": dict(encoding=5),
     "scheduler int": dict(engine="dask", scheduler=5),
     "max_samples 0": dict(max_samples=0),
+    "thresholds ratio below 1": dict(thresholds={"L001": {"max_ratio": 0.5}}),
+    "thresholds alpha of 1": dict(thresholds={"L002": {"alpha": 1.0}}),
 }
 
 

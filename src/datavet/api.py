@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from datavet.auditors.base import AuditContext, Skip
-from datavet.config import apply_column_ignores, column_ignores
+from datavet.config import apply_column_ignores, column_ignores, threshold_problem
 from datavet.engines.local import prescan_columns, profile_source
 from datavet.errors import InputError, UsageError
 from datavet.findings import Outcome, Severity, Status
@@ -256,6 +256,9 @@ def _threshold_values(code: str, values) -> dict:
             raise UsageError(
                 f"threshold {code}.{name} must be a finite number of at least 0, not {number!r:.80}"
             )
+        problem = threshold_problem(name, float(number))
+        if problem is not None:  # the config file's ranges: one rule for both ways in
+            raise UsageError(f"threshold {code}.{name}: {problem}")
         out[name] = number
     return out
 

@@ -608,6 +608,10 @@ THRESHOLD_RANGES: dict[str, tuple[float, float, str, bool]] = {
     "max_abs_mean": _POSITIVE,
     "max_std": _POSITIVE,
     "min_std": _NOT_NEGATIVE,
+    "near_constant": _UNIT,
+    "min_agree": _UNIT,
+    "min_columns": _COUNT,
+    "confidence": (0.0, 1.0, "()", False),
 }
 
 
