@@ -214,7 +214,7 @@ def audit(
     thresholds: Mapping[str, Mapping[str, float]] | None = None,
     per_column_ignores=None,
     baselines: bool = True,
-    engine: str = "local",
+    engine: str | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
     progress: bool | None = None,
@@ -229,7 +229,10 @@ def audit(
     ----------
     train, test : path, DataFrame, pyarrow Table, or (X, y) NumPy arrays
         CSV/TSV, Parquet (a file or a directory of files) and Arrow IPC/Feather paths are
-        streamed in batches; nothing is loaded whole.
+        streamed in batches; nothing is loaded whole. Also: a polars DataFrame or LazyFrame
+        (streamed), any object with ``__arrow_c_stream__`` (DuckDB relations), a
+        ``pyarrow.dataset.Dataset``, a Hugging Face ``Dataset`` (its Arrow table, no copy) or
+        ``IterableDataset`` (streamed), a Dask DataFrame (the Dask engine), tensors.
     target : str, optional
         The label column. Without it, a column named ``label`` or ``target`` is used if there
         is exactly one; otherwise label rules are skipped. For tensor inputs: the key (``.npz``
@@ -261,10 +264,11 @@ def audit(
         Findings to leave out, per column, with the reason:
         ``{"user_id": {"rules": ["S002", "F002"], "reason": "one row per event"}}`` (a column
         name or a ``*``/``?`` pattern). They are listed in ``report.ignored`` with the reason.
-    engine : {"local", "dask"}
-        "local" streams batches in this process on every core (``workers`` threads); "dask"
-        profiles partitions on a Dask cluster: the one at ``scheduler`` ("tcp://host:8786"),
-        or a LocalCluster on 127.0.0.1 when no address is given.
+    engine : {"local", "dask"}, optional
+        Default: "dask" when an input is a Dask DataFrame, else "local". "local" streams batches in
+        this process on every core (``workers`` threads); "dask" profiles partitions on a Dask
+        cluster: the one at ``scheduler`` ("tcp://host:8786"), or a LocalCluster on 127.0.0.1 when
+        no address is given.
     progress : bool, optional
         Progress on stderr for scans longer than a second or two; default: only on a terminal.
     baselines : bool
@@ -310,6 +314,10 @@ def audit(
             batch_rows=batch_rows,
             sample_rows=sample_rows,
         )
+    if engine is None:
+        from datavet.sources.frames import is_dask_frame
+
+        engine = "dask" if is_dask_frame(train) or is_dask_frame(test) else "local"
     opts = {"target": target, "inputs": inputs, "channel_axis": channel_axis}
     if encoding is not None:
         opts["encoding"] = encoding
@@ -391,6 +399,12 @@ def audit(
         src.order_note
         for src in (train_src, test_src)
         if isinstance(src, TabularSource) and src.order_note
+    ]
+    notes += [
+        note
+        for src in (train_src, test_src)
+        if isinstance(src, TabularSource)
+        for note in getattr(src, "notes", ())
     ]
     notes += tensors.notes if tensors is not None else []
     if tensors is None and _index_note(plan):
