@@ -514,11 +514,14 @@ def audit(
         status = Status.FAILED if found else Status.PASSED
         outcomes.append(Outcome(auditor.code, auditor.name, status, n_findings=len(found)))
 
+    datasets = {split: _summary(p, time_column) for split, p in profiles.items()}
+    if "test" in profiles and tensors is None:
+        _drift_histograms(datasets, profiles, findings)
     duration = perf_counter() - started
     report = Report(
         findings=findings,
         outcomes=outcomes,
-        datasets={split: _summary(p, time_column) for split, p in profiles.items()},
+        datasets=datasets,
         fail_on=fail_level,
         target=target,
         task=task_name,
@@ -530,7 +533,26 @@ def audit(
     return apply_column_ignores(report, ignores)
 
 
-SCIPY_RULES = ("L002", "L004", "B001", "B003", "B004")  # rules that import scipy.stats
+def _drift_histograms(datasets: dict, profiles: dict, findings) -> None:
+    """Train and test histograms (shared bins) of the features S010 finds drifting, in their
+    column summaries, for the report's side-by-side charts."""
+    from datavet.auditors.feature_drift import histograms
+
+    drifted = {c for f in findings if f.code == "S010" for c in f.columns}
+    for column in drifted:
+        hist = histograms(profiles["train"], profiles["test"], column)
+        if hist is None:
+            continue
+        for split in ("train", "test"):
+            for entry in datasets[split]["columns"]:
+                if entry["name"] == column:
+                    entry["histogram"] = {
+                        k: v for k, v in hist.items() if k not in ("train", "test", "column")
+                    } | {"counts": hist[split]}
+
+
+# rules that import scipy.stats
+SCIPY_RULES = ("L002", "L004", "S010", "S011", "B001", "B003", "B004")
 PREFETCH_SKLEARN = (
     "sklearn.compose",
     "sklearn.impute",

@@ -14,7 +14,7 @@ from importlib import resources
 
 import jinja2
 
-from datavet.output import html_curves, html_probes, html_tensors, svg
+from datavet.output import html_curves, html_drift, html_probes, html_tensors, svg
 
 SEVERITIES = ("error", "warning", "info")
 MAX_EXAMPLES_SHOWN = 5
@@ -399,6 +399,7 @@ def view_model(data: dict) -> dict:
         "baselines": _baselines(data.get("baselines")),
         "class_chart": _class_chart(data),
         "drift_charts": _drift_charts(data),
+        "feature_drift": html_drift.drift_view(data),  # S010: train and test histograms
         "tensors": html_tensors.tensor_view(data),  # None for tables
         "leakage": _leakage(data),
         "ignored": [
