@@ -50,7 +50,8 @@ window.addEventListener("load", () => {{
     style.visibility === "visible" && style.display !== "none"));
   out.setAttribute("data-verdict-font", style.fontFamily);
   out.setAttribute("data-frame-styles", String(doc.querySelectorAll("style").length));
-  out.setAttribute("data-frame-findings", String(doc.querySelectorAll("[data-test-finding]").length));
+  const found = doc.querySelectorAll("[data-test-finding]");
+  out.setAttribute("data-frame-findings", String(found.length));
 }});
 </script>
 </body></html>
