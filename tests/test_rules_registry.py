@@ -142,7 +142,7 @@ def test_family_prefix_selects_the_family():
     assert codes_of(select_rules("l")) == ["L001", "L002", "L003", "L004", "L005"]
     assert codes_of(select_rules("B00")) == ["B001", "B002", "B003", "B004"]
     assert codes_of(select_rules("V")) == [r.code for r in RULES if r.code.startswith("V")]
-    assert codes_of(select_rules("S00")) == [r.code for r in RULES if r.code.startswith("S")]
+    assert codes_of(select_rules("S00")) == [r.code for r in RULES if r.code.startswith("S00")]
 
 
 def test_ignore_removes_from_the_selection():

@@ -307,7 +307,7 @@ def audit(
     thresholds: Mapping[str, Mapping[str, float]] | None = None,
     per_column_ignores=None,
     baselines: bool = True,
-    engine: str = "local",
+    engine: str | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
     progress: bool | None = None,
@@ -323,7 +323,10 @@ def audit(
     ----------
     train, test : path, DataFrame, pyarrow Table, or (X, y) NumPy arrays
         CSV/TSV, Parquet (a file or a directory of files) and Arrow IPC/Feather paths are
-        streamed in batches; nothing is loaded whole.
+        streamed in batches; nothing is loaded whole. Also: a polars DataFrame or LazyFrame
+        (streamed), any object with ``__arrow_c_stream__`` (DuckDB relations), a
+        ``pyarrow.dataset.Dataset``, a Hugging Face ``Dataset`` (its Arrow table, no copy) or
+        ``IterableDataset`` (streamed), a Dask DataFrame (the Dask engine), tensors.
     target : str, optional
         The label column. Without it, a column named ``label`` or ``target`` is used if there
         is exactly one; otherwise label rules are skipped. For tensor inputs: the key (``.npz``
@@ -355,10 +358,11 @@ def audit(
         Findings to leave out, per column, with the reason:
         ``{"user_id": {"rules": ["S002", "F002"], "reason": "one row per event"}}`` (a column
         name or a ``*``/``?`` pattern). They are listed in ``report.ignored`` with the reason.
-    engine : {"local", "dask"}
-        "local" streams batches in this process on every core (``workers`` threads); "dask"
-        profiles partitions on a Dask cluster: the one at ``scheduler`` ("tcp://host:8786"),
-        or a LocalCluster on 127.0.0.1 when no address is given.
+    engine : {"local", "dask"}, optional
+        Default: "dask" when an input is a Dask DataFrame, else "local". "local" streams batches in
+        this process on every core (``workers`` threads); "dask" profiles partitions on a Dask
+        cluster: the one at ``scheduler`` ("tcp://host:8786"), or a LocalCluster on 127.0.0.1 when
+        no address is given.
     progress : bool, optional
         Progress on stderr for scans longer than a second or two; default: only on a terminal.
     baselines : bool
@@ -411,6 +415,10 @@ def audit(
     }
     target = _column_arg(target, "target")
     group, time = _column_arg(group, "group"), _column_arg(time, "time")
+    if engine is None:
+        from datavet.sources.frames import is_dask_frame
+
+        engine = "dask" if is_dask_frame(train) or is_dask_frame(test) else "local"
     if engine not in ("local", "dask"):
         raise UsageError(f"unknown engine {engine!r:.80} (choose local or dask)")
     if scheduler is not None and not isinstance(scheduler, str):
@@ -535,6 +543,12 @@ def audit(
         for src in (train_src, test_src)
         if isinstance(src, TabularSource) and src.order_note
     ]
+    notes += [
+        note
+        for src in (train_src, test_src)
+        if isinstance(src, TabularSource)
+        for note in getattr(src, "notes", ())
+    ]
     notes += tensors.notes if tensors is not None else []
     if tensors is None and _index_note(plan):
         notes.append(_index_note(plan))
@@ -643,11 +657,14 @@ def audit(
         status = Status.FAILED if found else Status.PASSED
         outcomes.append(Outcome(auditor.code, auditor.name, status, n_findings=len(found)))
 
+    datasets = {split: _summary(p, time_column) for split, p in profiles.items()}
+    if "test" in profiles and tensors is None:
+        _drift_histograms(datasets, profiles, findings)
     duration = perf_counter() - started
     report = Report(
         findings=findings,
         outcomes=outcomes,
-        datasets={split: _summary(p, time_column) for split, p in profiles.items()},
+        datasets=datasets,
         fail_on=fail_level,
         target=target,
         task=task_name,
@@ -659,7 +676,26 @@ def audit(
     return apply_column_ignores(report, ignores)
 
 
-SCIPY_RULES = ("L002", "L004", "B001", "B003", "B004")  # rules that import scipy.stats
+def _drift_histograms(datasets: dict, profiles: dict, findings) -> None:
+    """Train and test histograms (shared bins) of the features S010 finds drifting, in their
+    column summaries, for the report's side-by-side charts."""
+    from datavet.auditors.feature_drift import histograms
+
+    drifted = {c for f in findings if f.code == "S010" for c in f.columns}
+    for column in drifted:
+        hist = histograms(profiles["train"], profiles["test"], column)
+        if hist is None:
+            continue
+        for split in ("train", "test"):
+            for entry in datasets[split]["columns"]:
+                if entry["name"] == column:
+                    entry["histogram"] = {
+                        k: v for k, v in hist.items() if k not in ("train", "test", "column")
+                    } | {"counts": hist[split]}
+
+
+# rules that import scipy.stats
+SCIPY_RULES = ("L002", "L004", "S010", "S011", "B001", "B003", "B004")
 PREFETCH_SKLEARN = (
     "sklearn.compose",
     "sklearn.impute",

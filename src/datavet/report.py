@@ -163,3 +163,21 @@ class Report:
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
         return f"<Report exit_code={self.exit_code()} findings: {counts}>"
+
+    def _repr_html_(self) -> str:
+        """The report in a Jupyter notebook: the full HTML report (verdict, findings, charts)
+        inside an ``<iframe srcdoc>``, so its styles never reach the notebook's page and the
+        notebook's never reach it. The frame is sandboxed: nothing in it may run a script (the
+        report has none). Its title carries the verdict for screen readers."""
+        import html
+
+        counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
+        verdict = "passed" if self.passed else f"failed (exit code {self.exit_code()})"
+        title = html.escape(f"datavet report: {verdict}; findings: {counts}", quote=True)
+        return (
+            '<div class="datavet-report">'
+            f'<iframe srcdoc="{html.escape(self.to_html(), quote=True)}" title="{title}" '
+            'sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox" '
+            'style="width: 100%; height: 720px; border: 1px solid #d0d5dd; border-radius: 6px">'
+            "</iframe></div>"
+        )

@@ -7,6 +7,7 @@ from datavet.auditors.class_imbalance import ClassImbalance
 from datavet.auditors.conflicting_labels import ConflictingLabels
 from datavet.auditors.constant_feature import ConstantFeature
 from datavet.auditors.duplicate_rows import DuplicateRows
+from datavet.auditors.feature_drift import FeatureDrift
 from datavet.auditors.group_leakage import GroupLeakage
 from datavet.auditors.high_cardinality_label import HighCardinalityLabel
 from datavet.auditors.id_column_overlap import IdColumnOverlap
@@ -23,6 +24,7 @@ from datavet.auditors.positional_label_drift import PositionalLabelDrift
 from datavet.auditors.scale_mismatch import ScaleMismatch
 from datavet.auditors.schema_mismatch import SchemaMismatch
 from datavet.auditors.single_feature_leakage import SingleFeatureLeakage
+from datavet.auditors.split_distinguishable import SplitDistinguishable
 from datavet.auditors.suspiciously_good import SuspiciouslyGood
 from datavet.auditors.time_order_leakage import TimeOrderLeakage
 from datavet.auditors.too_few_rows import TooFewRows
@@ -55,6 +57,8 @@ RULES: tuple[type[Auditor], ...] = (
     NearDuplicates,  # S007
     TimeOrderLeakage,  # S008
     TooFewRows,  # S009
+    FeatureDrift,  # S010
+    SplitDistinguishable,  # S011
     NoSignal,  # B001
     SuspiciouslyGood,  # B002
     SingleFeatureLeakage,  # B003

@@ -27,6 +27,7 @@ from datavet.scan.hashing import RowHashes
 from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
 from datavet.sources import DEFAULT_BATCH_ROWS, TableSource, TabularSource
 from datavet.sources.csv import CsvSource
+from datavet.sources.frames import DaskFrameSource, from_pandas
 from datavet.sources.fs import FileSetSource
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
 
@@ -124,6 +125,14 @@ def _descriptors(source: TabularSource, client, batch_rows: int) -> list[tuple]:
             out.append(("parquet", piece, offset))
             offset += rows
         return out
+    if isinstance(source, DaskFrameSource):
+        # a Dask DataFrame: each partition is computed and profiled on the cluster
+        parts = client.compute(source.frame.to_delayed())
+        sizes = client.gather(client.map(len, parts))
+        for part, rows in zip(parts, sizes, strict=True):
+            out.append(("pandas", (part, source.schema), offset))
+            offset += rows
+        return out
     if isinstance(source, ArrowIpcSource) and not source.stream:
         reader = source._reader()
         for i in range(reader.num_record_batches):
@@ -164,6 +173,15 @@ def _batches(kind: str, payload, offset: int, batch_rows: int):
         for start in range(0, batch.num_rows, batch_rows):
             piece = batch.slice(start, batch_rows)
             yield offset + start, piece
+        return
+    if kind == "pandas":
+        frame, schema = payload
+        table = from_pandas(frame, "<partition>").table
+        if table.schema.remove_metadata() != schema.remove_metadata():
+            table = table.cast(schema)
+        for batch in table.to_batches(max_chunksize=batch_rows):
+            yield offset, batch
+            offset += batch.num_rows
         return
     if kind == "table":
         for batch in payload.to_batches(max_chunksize=batch_rows):

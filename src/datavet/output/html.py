@@ -16,7 +16,7 @@ from importlib import resources
 import jinja2
 import markupsafe
 
-from datavet.output import html_curves, html_probes, html_tensors, svg
+from datavet.output import html_curves, html_drift, html_probes, html_tensors, svg
 
 SEVERITIES = ("error", "warning", "info")
 MAX_EXAMPLES_SHOWN = 5
@@ -401,6 +401,7 @@ def view_model(data: dict) -> dict:
         "baselines": _baselines(data.get("baselines")),
         "class_chart": _class_chart(data),
         "drift_charts": _drift_charts(data),
+        "feature_drift": html_drift.drift_view(data),  # S010: train and test histograms
         "tensors": html_tensors.tensor_view(data),  # None for tables
         "leakage": _leakage(data),
         "ignored": [

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from datavet.errors import InputError, UsageError
-from datavet.sources import fs
+from datavet.sources import frames, fs
 from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor
 from datavet.sources.base import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.csv import open_csv
@@ -162,13 +162,23 @@ def open_source(
 
     ``data`` may be a path (CSV, TSV, Parquet, Arrow IPC/Feather; a directory or glob of such
     files, Hive partition directories read as columns; a file://, s3:// or gs:// URL), a pandas
-    DataFrame, a pyarrow Table or RecordBatch, a 2-D NumPy array, or an ``(X, y)`` pair of arrays.
-    Tensor inputs (``.npy``/``.npz``/``.pt`` paths, arrays with more than 2 dimensions, torch
-    tensors, Datasets and DataLoaders) open as a :class:`TensorSource` (see ``sources.arrays``).
-    ``encoding`` is the text encoding of CSV/TSV files (default UTF-8, checked strictly).
+    DataFrame, a pyarrow Table or RecordBatch, a 2-D NumPy array, or an ``(X, y)`` pair of arrays;
+    also the frames of other libraries (see ``sources.frames``): a polars DataFrame or LazyFrame,
+    any object with ``__arrow_c_stream__``, a ``pyarrow.dataset.Dataset``, a Hugging Face
+    ``Dataset`` or ``IterableDataset``, a Dask DataFrame. Tensor inputs (``.npy``/``.npz``/``.pt``
+    paths, arrays with more than 2 dimensions, torch tensors, Datasets and DataLoaders) open as a
+    :class:`TensorSource` (see ``sources.arrays``). ``encoding`` is the text encoding of CSV/TSV
+    files (default UTF-8, checked strictly).
     """
     if isinstance(data, TabularSource):
         return data
+    # Hugging Face first: an IterableDataset is also a torch IterableDataset
+    if frames.is_hf_dataset(data):
+        return frames.from_hf_dataset(
+            data, f"<{role} Dataset>", target=target, inputs=inputs, channel_axis=channel_axis
+        )
+    if frames.is_hf_iterable(data):
+        return frames.from_hf_iterable(data, f"<{role} IterableDataset>")
     if is_tensor_input(data):
         return open_tensor(data, role=role, target=target, inputs=inputs, channel_axis=channel_axis)
     if isinstance(data, (str, os.PathLike)):
@@ -179,12 +189,17 @@ def open_source(
         return from_pandas(data.to_frame(), f"<{role} Series>")
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         return from_arrow(data, f"<{role} Table>")
+    if frames._is(data, "polars", "DataFrame", "LazyFrame", "Series"):
+        return frames.from_polars(data, f"<{role} {type(data).__name__}>")
+    if frames.is_dask_frame(data):
+        return frames.from_dask(data, f"<{role} Dask DataFrame>")
+    if frames.is_arrow_dataset(data):
+        return frames.from_arrow_dataset(data, f"<{role} dataset>")
     if isinstance(data, np.ndarray):
         return from_numpy(data, None, f"<{role} array>", target)
     if isinstance(data, tuple) and len(data) == 2:
         x, y = data
         return from_pair(x, y, f"<{role} arrays>", target)
-    raise UsageError(
-        f"cannot audit {type(data).__name__} as {role}: pass a path, a pandas DataFrame, "
-        "a pyarrow Table, or an (X, y) pair (arrays, or a DataFrame and a Series)"
-    )
+    if frames.has_arrow_stream(data):
+        return frames.from_arrow_stream(data, f"<{role} {type(data).__name__}>")
+    raise UsageError(frames.refusal(data, role))

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import decimal
 import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from datavet.errors import InputError, UsageError
-from datavet.sources.base import TableSource
+from datavet.sources.base import TableSource, TabularSource
 
 _ARROW_ERRORS = (
     pa.ArrowInvalid,
@@ -131,11 +133,11 @@ def from_pandas(
     return source
 
 
-def from_arrow(table: pa.Table | pa.RecordBatch, name: str) -> TableSource:
+def from_arrow(table: pa.Table | pa.RecordBatch, name: str, fmt: str = "arrow") -> TableSource:
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
     source = TableSource(
-        name=name, format="arrow", schema=table.schema, num_rows=table.num_rows, table=table
+        name=name, format=fmt, schema=table.schema, num_rows=table.num_rows, table=table
     )
     source.check_schema()
     return source
@@ -207,3 +209,354 @@ def from_numpy(x: np.ndarray, y: np.ndarray | None, name: str, target: str | Non
     if y is not None:
         return from_pair(x, y, name, target)
     return from_pandas(_features_frame(x, name), name)
+
+
+# --- the frames people hold: polars, Arrow streams, pyarrow datasets, Hugging Face, Dask -------
+#
+# Each opens as a table read in batches, without a copy where the format allows: a polars
+# DataFrame and a Hugging Face Dataset hand over their Arrow memory; a LazyFrame, an Arrow
+# stream, a pyarrow dataset, an IterableDataset and a Dask DataFrame are read a batch (a
+# partition) at a time, and asked again for each pass the audit makes.
+
+
+def _module(obj) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def _is(obj, module: str, *names: str) -> bool:
+    """``obj`` is (a subclass of) ``module.<name>`` for one of ``names``, found by the class
+    hierarchy, so no optional library is imported to ask."""
+    return any(
+        c.__module__.split(".")[0] == module and c.__name__ in names for c in type(obj).__mro__
+    )
+
+
+def is_dask_frame(obj) -> bool:
+    return _is(obj, "dask", "DataFrame", "Series") and hasattr(obj, "npartitions")
+
+
+def is_hf_iterable(obj) -> bool:
+    return _is(obj, "datasets", "IterableDataset")
+
+
+def _same_schema(a: pa.Schema, b: pa.Schema) -> bool:
+    return a.remove_metadata() == b.remove_metadata()
+
+
+def _as_batches(item) -> list[pa.RecordBatch]:
+    if isinstance(item, pa.RecordBatch):
+        return [item]
+    if isinstance(item, pa.Table):
+        return item.to_batches()
+    raise TypeError(f"expected Arrow batches, got {type(item).__name__}")  # pragma: no cover
+
+
+@dataclass
+class StreamSource(TabularSource):
+    """A table read by asking ``read(batch_rows)`` for an iterator of Arrow batches (or tables)
+    on every pass. ``drop``: columns left out (``notes`` say why); batches are cast to the
+    schema the first one set, so every batch of a column has one type."""
+
+    read: Callable[[int], Iterator] | None = None
+    drop: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        try:
+            for item in self.read(batch_rows):
+                for batch in _as_batches(item):
+                    yield self._fit(batch)
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            raise InputError(self.name, f"cannot read: {exc}".splitlines()[0]) from None
+
+    def _fit(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if self.drop:
+            batch = batch.select([n for n in batch.schema.names if n not in self.drop])
+        if not _same_schema(batch.schema, self.schema):
+            if batch.schema.names != self.schema.names:
+                raise InputError(
+                    self.name,
+                    f"a batch has columns {batch.schema.names}, the first had {self.schema.names}",
+                )
+            try:
+                batch = batch.cast(self.schema)
+            except _ARROW_ERRORS as exc:
+                raise InputError(
+                    self.name, f"a batch's column types differ from the first batch's: {exc}"
+                ) from None
+        return batch
+
+
+def _stream(name: str, fmt: str, read, schema: pa.Schema, num_rows=None, **kw) -> StreamSource:
+    source = StreamSource(name=name, format=fmt, schema=schema, num_rows=num_rows, read=read, **kw)
+    source.check_schema()
+    return source
+
+
+# polars
+
+
+def from_polars(df, name: str) -> TabularSource:
+    """A polars DataFrame: its Arrow memory, as ``to_arrow`` hands it over (no copy for numbers
+    and text), or a LazyFrame: run by polars' streaming engine, a batch at a time."""
+    if _is(df, "polars", "LazyFrame"):
+        import polars as pl
+
+        schema = pl.DataFrame(schema=df.collect_schema()).to_arrow().schema  # runs nothing
+
+        def read(batch_rows: int):
+            batches = getattr(df, "collect_batches", None)
+            if batches is not None:
+                for part in batches(chunk_size=batch_rows, lazy=True):
+                    yield part.to_arrow()
+                return
+            start = 0  # older polars: slices of the query, each run on its own
+            while True:
+                part = df.slice(start, batch_rows).collect()
+                if part.height == 0:
+                    return
+                yield part.to_arrow()
+                start += part.height
+
+        return _stream(name, "polars", read, schema)
+    if _is(df, "polars", "Series"):
+        df = df.to_frame()
+    return from_arrow(df.to_arrow(), name, fmt="polars")
+
+
+# the Arrow PyCapsule stream interface (DuckDB relations, polars, pyarrow, and what comes next)
+
+
+def has_arrow_stream(obj) -> bool:
+    return hasattr(type(obj), "__arrow_c_stream__")
+
+
+def from_arrow_stream(obj, name: str) -> TabularSource:
+    """Any object with ``__arrow_c_stream__``; the stream is asked for again on each pass. A
+    ``RecordBatchReader`` can be read only once: it is read into a table."""
+    if isinstance(obj, pa.RecordBatchReader):
+        return from_arrow(obj.read_all(), name)
+    try:
+        first = pa.RecordBatchReader.from_stream(obj)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise InputError(name, f"cannot read its Arrow stream: {exc}".splitlines()[0]) from None
+    pending = [first]
+
+    def read(batch_rows: int):
+        reader = pending.pop() if pending else pa.RecordBatchReader.from_stream(obj)
+        yield from reader
+
+    return _stream(name, "arrow-stream", read, first.schema)
+
+
+# pyarrow.dataset
+
+
+def is_arrow_dataset(obj) -> bool:
+    return _is(obj, "pyarrow", "Dataset") and hasattr(obj, "to_batches")
+
+
+def from_arrow_dataset(ds, name: str) -> TabularSource:
+    """A ``pyarrow.dataset.Dataset``: its fragments streamed in order."""
+
+    def read(batch_rows: int):
+        return ds.to_batches(batch_size=batch_rows)
+
+    try:
+        rows = ds.count_rows()
+    except (pa.ArrowException, OSError):
+        rows = None
+    return _stream(name, "arrow-dataset", read, ds.schema, num_rows=rows)
+
+
+# Hugging Face datasets
+
+MEDIA_FEATURES = ("Image", "Audio", "Video", "Pdf", "Nifti", "Mesh")
+ARRAY_FEATURES = ("Array2D", "Array3D", "Array4D", "Array5D")
+LABEL_NAMES = ("label", "labels", "target", "targets")
+
+
+def is_hf_dataset(obj) -> bool:
+    return _is(obj, "datasets", "Dataset") and hasattr(obj, "features")
+
+
+def _kind_of(feature) -> str:
+    return type(feature).__name__
+
+
+def _hf_media(features, name: str) -> tuple[tuple[str, ...], list[str]]:
+    """Columns holding images, audio or video (encoded files: no values to audit as a table)."""
+    media = tuple(k for k, f in (features or {}).items() if _kind_of(f) in MEDIA_FEATURES)
+    notes = []
+    if media:
+        what = ", ".join(f"{k!r} ({_kind_of(features[k])})" for k in media)
+        notes.append(
+            f"{name}: left out {what}: encoded media files, not values a table check reads; "
+            "decode them to arrays (ds.with_format('numpy')) and audit those as tensors"
+        )
+    return media, notes
+
+
+def from_hf_dataset(
+    ds, name: str, *, target: str | None = None, inputs: str | None = None, channel_axis=None
+):
+    """A ``datasets.Dataset``: its Arrow table (memory-mapped, no copy) as a table, or, when a
+    fixed-shape array feature (``Array2D``..``Array5D``) holds the inputs, the tensor path."""
+    features = ds.features or {}
+    arrays = [k for k, f in features.items() if _kind_of(f) in ARRAY_FEATURES]
+    if inputs is not None or arrays:
+        return _hf_tensors(ds, name, arrays, target, inputs, channel_axis)
+    media, notes = _hf_media(features, name)
+    if ds.num_columns and len(media) == ds.num_columns:
+        raise InputError(name, notes[0].split(": ", 1)[1].replace("left out", "only", 1))
+    if getattr(ds, "_indices", None) is None:
+        table = ds.data.table  # the Arrow table itself: memory-mapped from the cache, no copy
+        if media:
+            table = table.drop_columns(list(media))
+        source = from_arrow(table, name, fmt="hf-dataset")
+        source.notes = notes  # type: ignore[attr-defined]
+        return source
+    # shuffled, selected or filtered: an index mapping, read in its order a batch at a time
+    arrow = ds.with_format("arrow")
+
+    def read(batch_rows: int):
+        return arrow.iter(batch_size=batch_rows)
+
+    schema = ds.data.table.schema
+    schema = pa.schema([f for f in schema if f.name not in media], metadata=schema.metadata)
+    return _stream(name, "hf-dataset", read, schema, num_rows=ds.num_rows, drop=media, notes=notes)
+
+
+def _hf_tensors(ds, name, arrays, target, inputs, channel_axis):
+    from datavet.sources.arrays import ArraySource, _Reader
+
+    features = ds.features
+    if inputs is None:
+        if len(arrays) != 1:
+            raise UsageError(
+                f"{name}: several array features ({', '.join(map(repr, arrays))}); "
+                "pass inputs= to choose the one that holds the inputs"
+            )
+        inputs = arrays[0]
+    if inputs not in features:
+        raise UsageError(f"{name}: no feature {inputs!r}; features: {', '.join(features)}")
+    label = target
+    if label is None:
+        named = [k for k in features if k.lower() in LABEL_NAMES]
+        classes = [k for k, f in features.items() if _kind_of(f) == "ClassLabel"]
+        picked = named or classes
+        label = picked[0] if len(picked) == 1 else None
+    if label is not None and label not in features:
+        raise UsageError(f"{name}: no feature {label!r}; features: {', '.join(features)}")
+
+    class _Column(_Reader):
+        def __init__(self, column: str):
+            self.column = column
+            self.view = ds.with_format("numpy", columns=[column])
+            first = np.asarray(self.view[0:1][column])
+            self.shape = (ds.num_rows, *first.shape[1:])
+            self.dtype = first.dtype
+            self.dtype_name = first.dtype.name
+
+        def read(self, start: int, stop: int) -> np.ndarray:
+            return np.asarray(self.view[start:stop][self.column])
+
+    left = [k for k in features if k not in (inputs, label)]
+    notes = [f"{name}: inputs {inputs!r}" + (f", labels {label!r}" if label else "")]
+    if left:
+        notes.append(f"{name}: left out of the tensor audit: {', '.join(map(repr, left))}")
+    return ArraySource(
+        name=name,
+        format="hf-dataset",
+        label=label,
+        num_rows=ds.num_rows,
+        channel_axis=channel_axis,
+        notes=notes,
+        x=_Column(inputs),
+        y=_Column(label) if label is not None else None,
+    )
+
+
+def from_hf_iterable(ds, name: str) -> TabularSource:
+    """A ``datasets.IterableDataset``: streamed as Arrow tables, a batch at a time, on every
+    pass (its shards are read again; nothing is kept)."""
+    media, notes = _hf_media(ds.features, name)
+    arrow = ds.with_format("arrow")
+
+    def read(batch_rows: int):
+        return arrow.iter(batch_size=batch_rows)
+
+    if ds.features is not None:
+        schema = ds.features.arrow_schema
+    else:  # features unknown until read: the first batch says
+        first = next(iter(arrow.iter(batch_size=1)), None)
+        if first is None:
+            raise InputError(name, "no data rows (the stream is empty)")
+        schema = first.schema
+    schema = pa.schema([f for f in schema if f.name not in media], metadata=schema.metadata)
+    return _stream(name, "hf-iterable", read, schema, drop=media, notes=notes)
+
+
+# Dask
+
+
+@dataclass
+class DaskFrameSource(StreamSource):
+    """A Dask DataFrame. The Dask engine profiles each partition where it lives (see
+    ``engines.dask``); the local engine computes one partition at a time."""
+
+    frame: object = None
+
+
+def from_dask(frame, name: str) -> DaskFrameSource:
+    if _is(frame, "dask", "Series"):
+        frame = frame.to_frame()
+    head = from_pandas(frame.get_partition(0).compute(), name).table
+    pending = [head]
+
+    def read(batch_rows: int):
+        if pending:
+            yield pending.pop()
+            start = 1
+        else:
+            start = 0
+        for i in range(start, frame.npartitions):
+            yield from_pandas(frame.get_partition(i).compute(), name).table
+
+    source = DaskFrameSource(name=name, format="dask", schema=head.schema, read=read, frame=frame)
+    source.check_schema()
+    return source
+
+
+# what is not accepted
+
+
+ACCEPTED = (
+    "a path (CSV, TSV, Parquet, Arrow/Feather; a directory, a glob or a URL), a pandas or "
+    "polars DataFrame (or LazyFrame), a pyarrow Table, RecordBatch or dataset, any object with "
+    "__arrow_c_stream__ (DuckDB relations), a Hugging Face Dataset or IterableDataset, a Dask "
+    "DataFrame, NumPy arrays or an (X, y) pair, torch tensors, Datasets or DataLoaders"
+)
+
+
+def refusal(data, role: str) -> str:
+    """Why ``data`` cannot be audited, what can be, and the one-line conversion."""
+    kind = type(data)
+    what = f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+    if kind.__module__ == "builtins":
+        what = kind.__name__
+    how = None
+    if _is(data, "datasets", "DatasetDict", "IterableDatasetDict"):
+        how = "a DatasetDict holds several splits: pass ds['train'] and ds['test']"
+    elif _is(data, "pyspark", "DataFrame"):
+        how = "convert it with df.toPandas(), or write it as Parquet and pass the path"
+    elif hasattr(data, "to_pandas"):
+        how = f"convert it with {kind.__name__}.to_pandas()"
+    elif hasattr(data, "to_arrow"):
+        how = f"convert it with {kind.__name__}.to_arrow()"
+    elif hasattr(data, "toPandas"):
+        how = f"convert it with {kind.__name__}.toPandas()"
+    elif isinstance(data, (list, dict)):
+        how = "wrap it as pandas.DataFrame(data)"
+    text = f"cannot audit {what} as {role}: pass {ACCEPTED}"
+    return f"{text}; {how}" if how else text
