@@ -114,7 +114,7 @@ def test_engine_error_is_a_datavet_error():
     assert EngineError("x").exit_code == 2
 
 
-@pytest.mark.parametrize("engine", ["bogus", None, 3])
+@pytest.mark.parametrize("engine", ["bogus", "", 3])
 def test_bad_engine_is_a_usage_error_for_tables_and_tensors(engine):
     import numpy as np
     import pandas as pd

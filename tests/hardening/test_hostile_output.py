@@ -205,7 +205,8 @@ def test_json_keeps_the_data_exactly(hostile_report):
     for f in payload["findings"]:
         if f["code"] == "V001" and f["split"] == "train":
             assert f["columns"][0] in PAYLOADS
-    assert {f["columns"][0] for f in payload["findings"] if f["code"] == "V001"} == set(PAYLOADS)
+    v001 = {c for f in payload["findings"] if f["code"] == "V001" for c in f["columns"]}
+    assert v001 == set(PAYLOADS)  # one finding per split listing them all (more than five)
 
 
 def test_html_is_inert(hostile_report):

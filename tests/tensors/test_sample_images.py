@@ -79,3 +79,9 @@ def test_the_same_data_through_a_dataloader_gives_the_same_findings():
         return sorted((f.code, f.split, f.columns, f.examples, f.message) for f in report.findings)
 
     assert key(from_loaders) == key(from_files)
+
+
+def test_drift_rules_skip_tensor_inputs_with_the_reason():
+    report = datavet.audit(IMAGES / "train.npz", IMAGES / "test.npz")
+    skipped = {o.code: o.reason for o in report.outcomes if o.status.value == "skipped"}
+    assert "tensor inputs" in skipped["S010"] and "tensor inputs" in skipped["S011"]

@@ -28,7 +28,10 @@ class Drift:
 
 def drift_features(ctx: AuditContext) -> list[str]:
     """The features both splits hold, leaving out the target, keys (ID-like and group columns)
-    and the time column: those differ between splits by design."""
+    and the time column: those differ between splits by design. Tensor inputs are skipped:
+    their per-channel statistics are no features to compare row by row."""
+    if ctx.train.tensor is not None or (ctx.test is not None and ctx.test.tensor is not None):
+        raise Skip("tensor inputs: train/test drift is measured on tables only")
     skip = {ctx.target, ctx.time, *ctx.key_columns}
     return [
         name
