@@ -12,7 +12,7 @@ import pyarrow as pa
 from datavet.errors import InputError, UsageError
 from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor
 from datavet.sources.base import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
-from datavet.sources.csv import open_csv
+from datavet.sources.csv import is_pipe, open_csv, spool
 from datavet.sources.frames import from_arrow, from_numpy, from_pandas
 from datavet.sources.parquet import PARQUET_SUFFIXES, open_arrow, open_parquet
 
@@ -39,8 +39,14 @@ def _suffix(path: Path) -> str:
 
 
 def open_path(
-    path: str | os.PathLike, name: str | None = None, encoding: str | None = None
+    path: str | os.PathLike,
+    name: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
 ) -> TabularSource:
+    if is_pipe(path):  # standard input, a FIFO, <(...): read once, into a temporary file
+        name = name or ("<stdin>" if str(path) == "-" else str(path))
+        return open_path(spool(path, name), name, encoding, delimiter)
     path = Path(path)
     name = name or str(path)
     if not path.exists():
@@ -59,7 +65,7 @@ def open_path(
             "save the table as Parquet or CSV",
         )
     if kind in CSV_SUFFIXES:
-        return open_csv(path, name, encoding)
+        return open_csv(path, name, encoding, delimiter)
     if kind in PARQUET_SUFFIXES:
         return open_parquet(path, name)
     if kind in ARROW_SUFFIXES:
@@ -85,6 +91,7 @@ def open_source(
     inputs: str | None = None,
     channel_axis: int | str | None = None,
     encoding: str | None = None,
+    delimiter: str | None = None,
 ) -> TabularSource | TensorSource:
     """Open ``data`` for scanning.
 
@@ -92,14 +99,15 @@ def open_source(
     DataFrame, a pyarrow Table or RecordBatch, a 2-D NumPy array, or an ``(X, y)`` pair of arrays.
     Tensor inputs (``.npy``/``.npz``/``.pt`` paths, arrays with more than 2 dimensions, torch
     tensors, Datasets and DataLoaders) open as a :class:`TensorSource` (see ``sources.arrays``).
-    ``encoding`` is the text encoding of CSV/TSV files (default UTF-8, checked strictly).
+    ``encoding`` is the text encoding of CSV/TSV files (default UTF-8, checked strictly);
+    ``delimiter`` their field separator (default: sniffed among ``,`` ``;`` tab ``|``).
     """
     if isinstance(data, TabularSource):
         return data
     if is_tensor_input(data):
         return open_tensor(data, role=role, target=target, inputs=inputs, channel_axis=channel_axis)
     if isinstance(data, (str, os.PathLike)):
-        return open_path(data, encoding=encoding)
+        return open_path(data, encoding=encoding, delimiter=delimiter)
     if isinstance(data, pd.DataFrame):
         return from_pandas(data, f"<{role} DataFrame>")
     if isinstance(data, pd.Series):
