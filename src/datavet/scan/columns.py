@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from datavet.scan.counters import CAPACITY, ValueCounter
 from datavet.scan.kmv import KMV
 from datavet.scan.moments import Moments
+from datavet.scan.numbers import SeparatedNumbers, separated_numbers
 
 MAX_EXAMPLES = 5
 
@@ -90,6 +91,7 @@ class ColumnStats:
     tmax: int | None = None
     numeric_text: int = 0  # text columns: values that read as numbers ("12", "1e-3", "nan")
     text_values: tuple[tuple[int, str], ...] = ()  # text columns: first non-numeric (row, value)
+    separated: SeparatedNumbers | None = None  # text columns: "47,617", "3,5" (scan/numbers.py)
 
     @classmethod
     def of(cls, name: str, arr: pa.Array, offset: int, cache: dict | None = None) -> ColumnStats:
@@ -166,6 +168,7 @@ class ColumnStats:
             tmax=_merge_optional(self.tmax, other.tmax, max),
             numeric_text=self.numeric_text + other.numeric_text,
             text_values=_first_distinct(self.text_values + other.text_values),
+            separated=_merge_optional(self.separated, other.separated, SeparatedNumbers.merge),
         )
 
     @property
@@ -213,6 +216,7 @@ def _string_stats(stats: ColumnStats, enc, offset: int) -> ColumnStats:
     is_number = pc.match_substring_regex(dictionary, NUMBER_PATTERN, ignore_case=True)
     is_number = np.asarray(is_number.to_numpy(zero_copy_only=False), dtype=bool)
     stats.numeric_text = int(counts[is_number].sum())
+    stats.separated = separated_numbers(dictionary, counts, codes, is_number, offset)
     if stats.numeric_text != present:
         row_other = ~np.where(missing, True, is_number[np.where(missing, 0, codes)])
         other = np.flatnonzero(row_other)[:256]

@@ -377,8 +377,8 @@ def check_delimiter(delimiter: str) -> str:
 
 
 def sniff_delimiter(text: str, default: str, complete: bool) -> str | None:
-    """The delimiter of CSV ``text`` (the first lines of a file), or None when nothing but
-    ``default`` gives consistent rows (a one-column file stays one column).
+    """The delimiter of CSV ``text`` (the first lines of a file), or None when no candidate
+    gives consistent rows of two fields or more (a one-column file stays one column).
 
     Each candidate splits the lines as CSV (quotes respected, so "a;b" inside quotes counts
     for nothing). It qualifies when the header and at least 90% of the rows have the same
