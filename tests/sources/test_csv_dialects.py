@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -200,12 +201,22 @@ def test_field_longer_than_the_bound_is_one_clear_line(tmp_path, capsys, monkeyp
 
 
 def _feed(path: str, data: bytes) -> threading.Thread:
+    """Write ``data`` into the FIFO at ``path``; 20 s later, open it for writing once more, so a
+    reader that (wrongly) opens it a second time gets an end of file and the test fails rather
+    than hangs."""
+
     def run():
         with open(path, "wb") as fh:
             fh.write(data)
 
+    def unblock():
+        time.sleep(20)
+        with open(path, "wb"):
+            pass
+
     t = threading.Thread(target=run, daemon=True)
     t.start()
+    threading.Thread(target=unblock, daemon=True).start()
     return t
 
 
@@ -273,3 +284,13 @@ def test_file_name_not_valid_utf8_is_read(tmp_path, suffix):
 def test_unknown_encoding_is_usage_error(tmp_path):
     with pytest.raises(UsageError, match="unknown --encoding"):
         datavet.audit(write(tmp_path / "d.csv", ","), encoding="no-such-codec")
+
+
+def test_fifo_with_a_memory_budget_is_read_whole(tmp_path):
+    """The --max-memory estimate must not read (and so consume) the head of a pipe."""
+    fifo = tmp_path / "data.csv"
+    os.mkfifo(fifo)
+    writer = _feed(str(fifo), write(tmp_path / "src.csv", ",").read_bytes())
+    report = datavet.audit(fifo, target="label", select="V001", max_memory="1GB")
+    writer.join(5)
+    assert columns(report) == ["a", "b", "c"] and report.datasets["train"]["rows"] == 30
