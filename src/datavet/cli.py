@@ -267,7 +267,7 @@ def _audit_job(args: argparse.Namespace, settings, job):
         workers=args.workers,
         progress=args.progress,
         encoding=getattr(args, "encoding", None),
-        delimiter=getattr(args, "delimiter", None),
+        delimiter=getattr(args, "delimiter", None) or job.delimiter,
         max_memory=getattr(args, "max_memory", None),
     )
 

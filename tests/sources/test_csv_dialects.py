@@ -294,3 +294,17 @@ def test_fifo_with_a_memory_budget_is_read_whole(tmp_path):
     report = datavet.audit(fifo, target="label", select="V001", max_memory="1GB")
     writer.join(5)
     assert columns(report) == ["a", "b", "c"] and report.datasets["train"]["rows"] == 30
+
+
+def test_config_dataset_delimiter(tmp_path, monkeypatch, capsys):
+    """``delimiter`` in a ``[tool.datavet.datasets.NAME]`` table reads that dataset's CSVs."""
+    # pipes as text would sniff as '|': the config says the file is ';'-separated
+    path = tmp_path / "d.csv"
+    path.write_text("a|b|c;label\n" + "".join(f"{i}|x|{i};{i % 2}\n" for i in range(30)))
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.datavet.datasets.d]\ntrain = 'd.csv'\ntarget = 'label'\ndelimiter = ';'\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, ["audit", "--select", "V001", "--format", "json"])
+    assert code == 0, err
+    assert '"name": "a|b|c"' in out
