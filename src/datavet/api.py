@@ -314,6 +314,7 @@ def audit(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     sample_rows: int = 50_000,
     encoding: str | None = None,
+    delimiter: str | None = None,
     max_memory: int | str | None = None,
     max_samples: int | None = None,
 ) -> Report:
@@ -372,6 +373,9 @@ def audit(
     encoding : str, optional
         The text encoding of CSV/TSV inputs (default UTF-8, checked: a byte that is not UTF-8
         raises InputError with its offset; nothing is replaced silently).
+    delimiter : str, optional
+        The field separator of CSV/TSV inputs (default: sniffed among ``,`` ``;`` tab ``|``
+        from the first lines; the report's notes say when it is not ``,``).
     max_memory : int or str, optional
         A memory budget (bytes, or "512MB", "4GB"): the memory the audit of file inputs needs is
         estimated from their metadata (rows x decoded row width, plus row hashes) before any
@@ -455,6 +459,8 @@ def audit(
     opts = {"target": target, "inputs": inputs, "channel_axis": channel_axis}
     if encoding is not None:
         opts["encoding"] = encoding
+    if delimiter is not None:
+        opts["delimiter"] = delimiter
     train_src = open_source(train, role="train", **opts)
     if (
         target is None
@@ -538,6 +544,11 @@ def audit(
             raise InputError(src.name, "no data rows (only a header or an empty table)")
 
     notes = [target_note] if target_note else []
+    notes += [
+        src.read_note
+        for src in (train_src, test_src)
+        if isinstance(src, TabularSource) and src.read_note
+    ]
     notes += [
         src.order_note
         for src in (train_src, test_src)

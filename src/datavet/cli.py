@@ -163,6 +163,12 @@ def _parser() -> argparse.ArgumentParser:
         "is an error naming its offset, never replaced)",
     )
     a.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="field separator of CSV/TSV inputs: , ; | or tab (default: sniffed from the "
+        "first lines)",
+    )
+    a.add_argument(
         "--max-memory",
         metavar="SIZE",
         help="refuse inputs whose audit needs more memory than SIZE (512MB, 4GB), estimated "
@@ -264,6 +270,7 @@ def _audit_job(args: argparse.Namespace, settings, job):
         workers=args.workers,
         progress=args.progress,
         encoding=getattr(args, "encoding", None),
+        delimiter=getattr(args, "delimiter", None) or job.delimiter,
         max_memory=getattr(args, "max_memory", None),
     )
 

@@ -44,7 +44,7 @@ _TOP_KEYS = (
     "task",
     "baselines",
 )
-_DATASET_KEYS = ("train", "test", "target", "task", "group", "time", "inputs")
+_DATASET_KEYS = ("train", "test", "target", "task", "group", "time", "inputs", "delimiter")
 _IGNORE_KEYS = ("rules", "reason")
 
 
@@ -104,6 +104,7 @@ class Dataset:
     group: str | None = None
     time: str | None = None
     inputs: str | None = None
+    delimiter: str | None = None  # CSV field separator (default: sniffed)
     lines: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -211,6 +212,7 @@ class Settings:
                         ("group", d.group),
                         ("time", d.time),
                         ("inputs", d.inputs),
+                        ("delimiter", d.delimiter),
                     )
                     if v is not None
                 }
@@ -557,7 +559,7 @@ class _Parser:
                 task=self.task(entry, (*where, "task")) if "task" in entry else None,
                 **{
                     key: self.string(entry, (*where, key))
-                    for key in ("group", "time", "inputs")
+                    for key in ("group", "time", "inputs", "delimiter")
                     if key in entry
                 },
                 lines=MappingProxyType(_dataset_lines(text, (*self.prefix, *where))),
@@ -726,6 +728,7 @@ class Job:
     group: str | None = None
     time: str | None = None
     inputs: str | None = None
+    delimiter: str | None = None
 
 
 def from_args(args) -> Settings:
@@ -835,6 +838,7 @@ def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
         group=named.group if named else None,
         time=named.time if named else None,
         inputs=named.inputs if named else None,
+        delimiter=named.delimiter if named else None,
     )
 
 

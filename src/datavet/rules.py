@@ -19,6 +19,7 @@ from datavet.auditors.nan_values import NanValues
 from datavet.auditors.near_constant_feature import NearConstantFeature
 from datavet.auditors.near_duplicates import NearDuplicates
 from datavet.auditors.no_signal import NoSignal
+from datavet.auditors.numbers_as_text import NumbersAsText
 from datavet.auditors.order_feature_leakage import OrderFeatureLeakage
 from datavet.auditors.positional_label_drift import PositionalLabelDrift
 from datavet.auditors.scale_mismatch import ScaleMismatch
@@ -40,6 +41,7 @@ RULES: tuple[type[Auditor], ...] = (
     MissingLabels,  # V003
     MixedTypes,  # V004
     UnseenTestCategory,  # V005
+    NumbersAsText,  # V006
     ConstantFeature,  # F001
     NearConstantFeature,  # F002
     ScaleMismatch,  # F003

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from datavet.scan.counters import CAPACITY, ValueCounter
 from datavet.scan.kmv import KMV
 from datavet.scan.moments import Moments
+from datavet.scan.numbers import SeparatedNumbers, separated_numbers
 
 if TYPE_CHECKING:
     from datavet.scan.vectors import VectorStats
@@ -227,6 +228,7 @@ class ColumnStats:
     numeric_text: int = 0  # text columns: values that read as numbers ("12", "1e-3", "nan")
     text_values: tuple[tuple[int, str], ...] = ()  # text columns: first non-numeric (row, value)
     vector: VectorStats | None = None  # vector columns: element-level figures (scan/vectors.py)
+    separated: SeparatedNumbers | None = None  # text columns: "47,617", "3,5" (scan/numbers.py)
 
     @classmethod
     def of(cls, name: str, arr: pa.Array, offset: int, cache: dict | None = None) -> ColumnStats:
@@ -316,6 +318,7 @@ class ColumnStats:
             numeric_text=self.numeric_text + other.numeric_text,
             text_values=_first_distinct(self.text_values + other.text_values),
             vector=_merge_optional(self.vector, other.vector, lambda a, b: a.merge(b)),
+            separated=_merge_optional(self.separated, other.separated, SeparatedNumbers.merge),
         )
 
     @property
@@ -363,6 +366,7 @@ def _string_stats(stats: ColumnStats, enc, offset: int) -> ColumnStats:
     is_number = pc.match_substring_regex(dictionary, NUMBER_PATTERN, ignore_case=True)
     is_number = np.asarray(is_number.to_numpy(zero_copy_only=False), dtype=bool)
     stats.numeric_text = int(counts[is_number].sum())
+    stats.separated = separated_numbers(dictionary, counts, codes, is_number, offset)
     if stats.numeric_text != present:
         row_other = ~np.where(missing, True, is_number[np.where(missing, 0, codes)])
         other = np.flatnonzero(row_other)[:256]

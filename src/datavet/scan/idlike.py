@@ -31,6 +31,9 @@ def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str
     for col in profile.columns.values():
         if col.name in exclude or col.keys is None or col.present == 0:
             continue
+        separated = getattr(col, "separated", None)
+        if separated is not None and separated.count + col.numeric_text >= 0.9 * col.present:
+            continue  # numbers written with separators ("47,617"): V006, not identifiers
         integer = col.kind == "numeric"
         if integer and not looks_like_key_name(col.name):
             continue

@@ -13,7 +13,7 @@ from datavet.errors import InputError, UsageError
 from datavet.sources import frames, fs
 from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor
 from datavet.sources.base import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
-from datavet.sources.csv import open_csv
+from datavet.sources.csv import is_pipe, open_csv, spool
 from datavet.sources.frames import from_arrow, from_numpy, from_pair, from_pandas
 from datavet.sources.fs import (
     ARROW_SUFFIXES,
@@ -52,9 +52,16 @@ def _suffix(path: Path) -> str:
 
 
 def open_path(
-    path: str | os.PathLike, name: str | None = None, encoding: str | None = None
+    path: str | os.PathLike,
+    name: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
 ) -> TabularSource:
-    """Open a file, a directory, a glob or a URL (see ``sources.fs``) as one table."""
+    """Open a file, a directory, a glob or a URL (see ``sources.fs``) as one table; standard
+    input (``-``), a FIFO or ``<(...)`` is read once into a temporary file first."""
+    if is_pipe(path):
+        name = name or ("<stdin>" if str(path) == "-" else str(path))
+        return open_path(spool(path, name), name, encoding, delimiter)
     name = name or os.fspath(path)
     loc = fs.locate(path, name)
     if loc.local and not fs.is_url(os.fspath(path)) and not fs.is_glob(os.fspath(path)):
@@ -62,16 +69,18 @@ def open_path(
         if not local.exists():
             raise InputError(name, "no such file or directory")
         if local.is_file():
-            return _open_local_file(local, name, encoding)
+            return _open_local_file(local, name, encoding, delimiter)
     found = fs.find(loc)
     if found.kind == "file":
         if loc.local:
-            return _open_local_file(Path(found.files[0].path), name, encoding)
-        return _open_remote_file(loc, found.files[0], encoding)
-    return _open_many(found, name, encoding)
+            return _open_local_file(Path(found.files[0].path), name, encoding, delimiter)
+        return _open_remote_file(loc, found.files[0], encoding, delimiter)
+    return _open_many(found, name, encoding, delimiter)
 
 
-def _open_local_file(path: Path, name: str, encoding: str | None) -> TabularSource:
+def _open_local_file(
+    path: Path, name: str, encoding: str | None, delimiter: str | None = None
+) -> TabularSource:
     if not os.access(path, os.R_OK):
         raise InputError(name, "permission denied")
     if path.stat().st_size == 0:
@@ -80,10 +89,13 @@ def _open_local_file(path: Path, name: str, encoding: str | None) -> TabularSour
     if kind is None:
         with path.open("rb") as fh:
             kind = fs.format_of_bytes(fh.read(6))
-    return _open_file(kind, fs.locate(path, name), str(path), name, encoding, suffix=_suffix(path))
+    loc = fs.locate(path, name)
+    return _open_file(kind, loc, str(path), name, encoding, delimiter, suffix=_suffix(path))
 
 
-def _open_remote_file(loc: fs.Location, ref: fs.FileRef, encoding: str | None) -> TabularSource:
+def _open_remote_file(
+    loc: fs.Location, ref: fs.FileRef, encoding: str | None, delimiter: str | None = None
+) -> TabularSource:
     if ref.size == 0:
         raise InputError(loc.name, "file is empty (0 bytes)")
     kind = ref.format
@@ -93,19 +105,20 @@ def _open_remote_file(loc: fs.Location, ref: fs.FileRef, encoding: str | None) -
                 kind = fs.format_of_bytes(fh.read(6))
         except (pa.ArrowException, OSError) as exc:
             raise InputError(loc.name, f"cannot read ({exc})".splitlines()[0]) from None
-    return _open_file(kind, loc, ref.path, loc.name, encoding, suffix=fs.suffix_of(ref.path))
+    suffix = fs.suffix_of(ref.path)
+    return _open_file(kind, loc, ref.path, loc.name, encoding, delimiter, suffix=suffix)
 
 
 def _open_file(
-    kind: str | None, loc: fs.Location, path: str, name: str, encoding, *, suffix: str
+    kind: str | None, loc: fs.Location, path: str, name: str, encoding, delimiter=None, *, suffix
 ) -> TabularSource:
     """One file of a known format, on the location's filesystem."""
     if kind == "pickle":
         raise InputError(name, _PICKLE_REFUSED)
     if kind == "csv":
         if loc.local:
-            return open_csv(Path(path), name, encoding)
-        return open_csv(Path(path), name, encoding, filesystem=loc.filesystem)
+            return open_csv(Path(path), name, encoding, delimiter=delimiter)
+        return open_csv(Path(path), name, encoding, delimiter=delimiter, filesystem=loc.filesystem)
     if kind == "parquet":
         where = os.path.abspath(path) if loc.local else path
         return ParquetSource(
@@ -116,7 +129,9 @@ def _open_file(
     raise InputError(name, f"unsupported format {suffix or '(no extension)'!r}; {_UNSUPPORTED}")
 
 
-def _open_many(found: fs.Found, name: str, encoding: str | None) -> TabularSource:
+def _open_many(
+    found: fs.Found, name: str, encoding: str | None, delimiter: str | None = None
+) -> TabularSource:
     """A directory or glob: its files in path order, partition directories as columns."""
     loc = found.location
     part_schema, values = fs.partitions(found)
@@ -134,7 +149,7 @@ def _open_many(found: fs.Found, name: str, encoding: str | None) -> TabularSourc
             uri=name,
         ).open()
     children = [
-        _open_file(kind, loc, r.path, r.label, encoding, suffix=fs.suffix_of(r.path))
+        _open_file(kind, loc, r.path, r.label, encoding, delimiter, suffix=fs.suffix_of(r.path))
         for r in found.files
     ]
     return FileSetSource(
@@ -157,6 +172,7 @@ def open_source(
     inputs: str | None = None,
     channel_axis: int | str | None = None,
     encoding: str | None = None,
+    delimiter: str | None = None,
 ) -> TabularSource | TensorSource:
     """Open ``data`` for scanning.
 
@@ -168,7 +184,8 @@ def open_source(
     ``Dataset`` or ``IterableDataset``, a Dask DataFrame. Tensor inputs (``.npy``/``.npz``/``.pt``
     paths, arrays with more than 2 dimensions, torch tensors, Datasets and DataLoaders) open as a
     :class:`TensorSource` (see ``sources.arrays``). ``encoding`` is the text encoding of CSV/TSV
-    files (default UTF-8, checked strictly).
+    files (default UTF-8, checked strictly); ``delimiter`` their field separator (default:
+    sniffed among ``,`` ``;`` tab ``|``).
     """
     if isinstance(data, TabularSource):
         return data
@@ -182,7 +199,7 @@ def open_source(
     if is_tensor_input(data):
         return open_tensor(data, role=role, target=target, inputs=inputs, channel_axis=channel_axis)
     if isinstance(data, (str, os.PathLike)):
-        return open_path(data, encoding=encoding)
+        return open_path(data, encoding=encoding, delimiter=delimiter)
     if isinstance(data, pd.DataFrame):
         return from_pandas(data, f"<{role} DataFrame>")
     if isinstance(data, pd.Series):

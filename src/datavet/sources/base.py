@@ -41,6 +41,11 @@ class TabularSource:
         """How the rows are ordered when that is not simply one file's order (several files)."""
         return None
 
+    @property
+    def read_note(self) -> str | None:
+        """How the input was read when that is worth saying (a sniffed CSV delimiter)."""
+        return None
+
     def batches(self, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterator[tuple[int, pa.RecordBatch]]:
         """Yield ``(offset, batch)`` in row order; ``offset`` is the global row of the first row."""
         offset = 0

@@ -72,6 +72,8 @@ def estimate(path: str | os.PathLike, name: str | None = None) -> Estimate | Non
     path = Path(path)
     name = name or str(path)
     suffixes = [s.lower() for s in path.suffixes]
+    if not path.is_dir() and not path.is_file():
+        return None  # a pipe (stdin, FIFO, <(...)): reading its head here would consume it
     try:
         if path.is_dir() or (suffixes and suffixes[-1] in (".parquet", ".pq", ".parq")):
             return _parquet(path, name)

@@ -1,9 +1,26 @@
-"""CSV and TSV files, streamed block by block with pyarrow."""
+"""CSV and TSV files, streamed block by block with pyarrow.
+
+The delimiter is sniffed from the first lines when not given (``,`` ``;`` tab ``|``); text in
+another encoding than UTF-8 is transcoded as it streams; fields longer than a block grow the
+block; standard input and other pipes are spooled to a temporary file first (they can be read
+only once, and a scan may need a second pass).
+"""
 
 from __future__ import annotations
 
+import atexit
 import codecs
+import csv as pycsv
+import io
+import os
 import re
+import shutil
+import stat
+import sys
+import tempfile
+import threading
+import weakref
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +34,17 @@ from datavet.sources.base import SchemaRestart, TabularSource
 
 _CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (\w+)")
 _BLOCK_BYTES = 8 << 20
+_MAX_BLOCK_BYTES = 512 << 20  # a field or row longer than this is refused (clear message)
+_BLOCK_GROWTH = 8
 _SCAN_BYTES = 1 << 20
+_SNIFF_BYTES = 64 << 10
+_RELEASE_WAIT_S = 30.0  # how long to wait for pyarrow's read-ahead to let go of our stream
 # What a damaged file can raise while pyarrow reads it: its own errors, a failed decompression
 # (OSError), a transcoding error (--encoding), or zlib's own.
 _READ_ERRORS = (pa.ArrowException, OSError, UnicodeError, EOFError, ValueError)
+DELIMITERS = (",", ";", "\t", "|")
+_DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
+_CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
 
 
 def _widen(arrow_type: pa.DataType) -> pa.DataType:
@@ -36,16 +60,17 @@ class CsvSource(TabularSource):
     delimiter: str = ","
     column_types: dict[str, pa.DataType] = field(default_factory=dict)
     encoding: str = "utf-8"
+    block_size: int = 0  # bytes pyarrow parses at once (0: _BLOCK_BYTES); grows for long fields
+    dialect_note: str | None = None  # how the delimiter was chosen, when it is not ","
     filesystem: Any = None  # a pyarrow filesystem (s3://, gs://); None: a local file
 
-    def _input(self):
-        """What pyarrow reads: the local path, or a stream on ``filesystem`` (never a download)."""
-        if self.filesystem is None:
-            return self.path
-        return self.filesystem.open_input_stream(str(self.path), compression="detect")
+    @property
+    def read_note(self) -> str | None:
+        return self.dialect_note
 
     def _options(self):
-        read = pacsv.ReadOptions(block_size=_BLOCK_BYTES, use_threads=True, encoding=self.encoding)
+        # Text in another encoding reaches pyarrow already transcoded to UTF-8 (_TextStream)
+        read = pacsv.ReadOptions(block_size=self._block, use_threads=True, encoding="utf8")
         parse = pacsv.ParseOptions(delimiter=self.delimiter)
         convert = pacsv.ConvertOptions(
             strings_can_be_null=True,
@@ -53,20 +78,84 @@ class CsvSource(TabularSource):
         )
         return read, parse, convert
 
-    def _open(self) -> pacsv.CSVStreamingReader:
-        read, parse, convert = self._options()
-        try:
-            return pacsv.open_csv(self._input(), read, parse, convert)
-        except _READ_ERRORS as exc:
-            raise self._error(exc) from None
+    @property
+    def _block(self) -> int:
+        return self.block_size or _BLOCK_BYTES
+
+    def _grow_block(self, exc: BaseException) -> bool:
+        """A field or row longer than a block: read larger blocks (True), up to a bound."""
+        if not _straddles(exc) or self._block >= _MAX_BLOCK_BYTES:
+            return False
+        self.block_size = min(self._block * _BLOCK_GROWTH, _MAX_BLOCK_BYTES)
+        return True
+
+    @property
+    def _via_python(self) -> bool:
+        """True when pyarrow reads the file through a Python object (a transcoder, or a file
+        opened by Python because its name is not valid UTF-8)."""
+        if self.filesystem is not None:
+            return not self._utf8
+        return not self._utf8 or not _encodable(self.path)
+
+    def _input(self):
+        """What pyarrow reads when no Python stream is needed: the local path, or a stream on
+        ``filesystem`` (never a download)."""
+        if self.filesystem is None:
+            return str(self.path)
+        return self.filesystem.open_input_stream(str(self.path), compression="detect")
+
+    def _raw(self):
+        """The file's (decompressed) bytes, as a readable stream."""
+        if self.filesystem is not None:
+            return self.filesystem.open_input_stream(str(self.path), compression="detect")
+        if _encodable(self.path):
+            return pa.input_stream(str(self.path), compression="detect")
+        fh = open(self.path, "rb")  # noqa: SIM115 (closed by the stream that owns it)
+        codec = _CODECS.get(self.path.suffix.lower())
+        return pa.CompressedInputStream(pa.PythonFile(fh, mode="r"), codec) if codec else fh
+
+    def _open(self) -> tuple[pacsv.CSVStreamingReader, _Guard | None]:
+        """pyarrow's reader over the file, and the guard to release it with (``_release``).
+
+        pyarrow reads ahead on its own I/O threads. When those threads call into Python (the
+        transcoder of --encoding, a Python file object) and the reader is dropped while a read
+        is in flight (an error, a restart), an exit right after it deadlocks or aborts the
+        interpreter: the thread wants the GIL of an interpreter that is finalizing. So every
+        reader that reads through Python is released by ``_release``, which returns only when
+        pyarrow has let go of the Python stream.
+        """
+        while True:
+            guard = stream = None
+            if self._via_python:
+                guard = _Guard()
+                text = _TextStream(self._raw(), None if self._utf8 else self.encoding, guard)
+                weakref.finalize(text, guard.released.set)
+                # Buffered: pyarrow copies what it reads into its own memory (a Python bytes
+                # object handed to pyarrow would be freed later, with the GIL, on its threads)
+                stream = pa.BufferedInputStream(pa.PythonFile(text, mode="r"), _SCAN_BYTES)
+                del text
+            error = None
+            try:
+                return pacsv.open_csv(stream or self._input(), *self._options()), guard
+            except _READ_ERRORS as exc:
+                if not self._grow_block(exc):
+                    error = self._error(exc)
+            stream = None
+            _release(guard)
+            if error is not None:
+                raise error
 
     def open(self) -> CsvSource:
-        reader = self._open()
+        reader, guard = self._open()
         self.schema = reader.schema
         reader.close()
+        reader = None
+        _release(guard)
         if self._utf8 and any("\ufffd" in n for n in self.schema.names):
             # pyarrow replaces invalid UTF-8 in the header silently: never accept that
-            self._raise_if_not_utf8()
+            error = self._utf8_error()
+            if error is not None:
+                raise error
         self.check_schema()
         self._check_utf8(self.schema)
         return self
@@ -78,60 +167,156 @@ class CsvSource(TabularSource):
     def _error(self, exc: BaseException) -> InputError:
         """A reader error as a one-line InputError (invalid UTF-8: with its byte offset)."""
         if self._utf8 and "UTF8" in str(exc).replace("-", "").upper():
-            self._raise_if_not_utf8()
+            found = self._utf8_error()
+            if found is not None:
+                return found
         if isinstance(exc, UnicodeError):
-            return InputError(self.name, f"not valid {self.encoding} text ({exc})")
+            return InputError(self.name, f"not valid {self.encoding} text ({_first_line(exc)})")
+        if _straddles(exc):
+            return InputError(
+                self.name,
+                f"a field or row is longer than {_MAX_BLOCK_BYTES >> 20} MiB, the most datavet "
+                "reads at once (or a quote is never closed); check the quoting, or store the "
+                "data as Parquet",
+            )
+        if "Empty CSV file" in str(exc) and _head(self)[0].strip():
+            # pyarrow's answer to a header with no line end after it
+            return InputError(self.name, "no data rows (only a header, with no line end)")
         return InputError(self.name, _describe(exc))
 
-    def _raise_if_not_utf8(self) -> None:
-        found = first_invalid_utf8(self.path, self.filesystem)
-        if found is not None:
-            offset, line, byte = found
-            raise InputError(
-                self.name,
-                f"not valid UTF-8: byte 0x{byte:02X} at byte offset {offset:,} (line {line:,}"
-                f"{', of the decompressed text' if _compressed(self.path) else ''}); "
-                "datavet never replaces characters silently: if the file is in another encoding, "
-                "pass it, for example --encoding latin-1",
-            )
+    def _utf8_error(self) -> InputError | None:
+        found = first_invalid_utf8(self.path, self._raw)
+        if found is None:
+            return None
+        offset, line, byte = found
+        return InputError(
+            self.name,
+            f"not valid UTF-8: byte 0x{byte:02X} at byte offset {offset:,} (line {line:,}"
+            f"{', of the decompressed text' if _compressed(self.path) else ''}); "
+            "datavet never replaces characters silently: if the file is in another encoding, "
+            "pass it, for example --encoding latin-1",
+        )
 
     def _check_utf8(self, schema: pa.Schema) -> None:
         for f in schema:
             if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type):
-                self._raise_if_not_utf8()
-                raise InputError(
+                raise self._utf8_error() or InputError(
                     self.name,
                     f"column {f.name!r} is not valid UTF-8; re-encode the file as UTF-8 "
                     "or pass its encoding (--encoding latin-1)",
                 )
 
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        reader = self._open()
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
-            except _READ_ERRORS as exc:
-                match = _CONVERSION.search(str(exc)) if isinstance(exc, pa.ArrowInvalid) else None
-                if match is None or int(match.group(1)) >= len(self.schema):
-                    raise self._error(exc) from None
-                col = self.schema.field(int(match.group(1)))
-                if "UTF8" in str(exc) or _widen(col.type) == col.type:
-                    raise self._error(exc) from None
-                self.column_types[col.name] = _widen(col.type)
-                self.schema = self.schema.set(
-                    int(match.group(1)), pa.field(col.name, self.column_types[col.name])
-                )
-                raise SchemaRestart(col.name) from exc
-            self._check_utf8(batch.schema)
-            yield batch
+        reader, guard = self._open()
+        error: BaseException | None = None
+        try:
+            while error is None:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except _READ_ERRORS as exc:
+                    error = self._next_error(exc)
+                    continue
+                self._check_utf8(batch.schema)
+                yield batch
+        finally:
+            reader.close()
+            reader = None
+            _release(guard)
+        raise error
+
+    def _next_error(self, exc: BaseException) -> BaseException:
+        """What a failed block means: a restart with a wider column type or a larger block,
+        or a one-line InputError."""
+        if self._grow_block(exc):
+            return SchemaRestart("(block size)")
+        match = _CONVERSION.search(str(exc)) if isinstance(exc, pa.ArrowInvalid) else None
+        if match is None or int(match.group(1)) >= len(self.schema):
+            return self._error(exc)
+        col = self.schema.field(int(match.group(1)))
+        if "UTF8" in str(exc) or _widen(col.type) == col.type:
+            return self._error(exc)
+        self.column_types[col.name] = _widen(col.type)
+        self.schema = self.schema.set(
+            int(match.group(1)), pa.field(col.name, self.column_types[col.name])
+        )
+        return SchemaRestart(col.name)
 
 
-def _describe(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if text == "Empty CSV file":
-        return "file has no header and no rows"
+class _Guard:
+    """Shared by a :class:`_TextStream` and the code that waits for pyarrow to drop it."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.released = threading.Event()
+
+
+class _TextStream(io.RawIOBase):
+    """A file's bytes for pyarrow to read from its I/O threads: transcoded to UTF-8 when
+    ``encoding`` is given; empty once the guard is closed (so read-ahead stops at once)."""
+
+    def __init__(self, raw, encoding: str | None, guard: _Guard) -> None:
+        super().__init__()
+        self._source = raw
+        self._decoder = codecs.getincrementaldecoder(encoding)() if encoding else None
+        self._guard = guard
+        self._pending = b""
+        self._pos = 0
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        if self._guard.closed:
+            return b""
+        want = n if n is not None and n >= 0 else 1 << 62
+        while len(self._pending) < want and not self._eof:
+            chunk = self._source.read(_SCAN_BYTES if n is None or n < 0 else max(n, 1 << 16))
+            self._eof = not chunk
+            if self._decoder is not None:
+                chunk = self._decoder.decode(chunk, final=self._eof).encode("utf-8")
+            self._pending += chunk
+        out, self._pending = self._pending[:want], self._pending[want:]
+        self._pos += len(out)
+        return out
+
+    def close(self) -> None:
+        if not self.closed:
+            self._source.close()
+        super().close()
+
+
+def _release(guard: _Guard | None) -> None:
+    """Stop the read-ahead of a reader that reads through Python, and wait (without the GIL)
+    until pyarrow has dropped the stream: after this no pyarrow thread calls into Python for
+    it, and the interpreter can exit at any moment. The caller drops the reader first."""
+    if guard is None:
+        return
+    guard.closed = True
+    guard.released.wait(_RELEASE_WAIT_S)
+
+
+def _straddles(exc: BaseException) -> bool:
+    return "straddl" in str(exc) or "increase block size" in str(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _describe(exc: BaseException) -> str:
+    text = _first_line(exc)
+    if "Empty CSV file" in text:
+        return "file has no header and no rows (only blank lines)"
     return f"cannot parse CSV: {text}"
 
 
@@ -139,19 +324,25 @@ def _compressed(path: Path) -> bool:
     return path.suffix.lower() in {".gz", ".bz2", ".zst", ".lz4"}
 
 
-def first_invalid_utf8(path: Path, filesystem: Any = None) -> tuple[int, int, int] | None:
+def _encodable(path: Path) -> bool:
+    """True when the file name is valid UTF-8 (pyarrow takes names as UTF-8 text)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def first_invalid_utf8(path: Path, opener=None) -> tuple[int, int, int] | None:
     """``(byte offset, line number, byte)`` of the first byte that is not valid UTF-8 (in the
-    decompressed text of a compressed file), or None. Streams the file a megabyte at a time."""
+    decompressed text of a compressed file), or None. Streams the file a megabyte at a time.
+    ``opener``: returns the file's decompressed bytes as a stream (default: by its name)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset = 0  # bytes fed to the decoder so far
     lines = 1
     try:
-        opened = (
-            pa.input_stream(str(path), compression="detect")
-            if filesystem is None
-            else filesystem.open_input_stream(str(path), compression="detect")
-        )
-        with opened as stream:
+        stream = opener() if opener else pa.input_stream(str(path), compression="detect")
+        with stream:
             while True:
                 chunk = stream.read(_SCAN_BYTES)
                 pending = len(decoder.getstate()[0])  # an incomplete sequence carried over
@@ -170,28 +361,113 @@ def first_invalid_utf8(path: Path, filesystem: Any = None) -> tuple[int, int, in
         return None  # unreadable further on: the reader's own error says so
 
 
-def open_csv(
-    path: Path, name: str, encoding: str | None = None, filesystem: Any = None
-) -> CsvSource:
-    """A CSV/TSV file: a local path, or a path on a pyarrow ``filesystem`` (an object store),
-    streamed from it."""
-    delimiter = "\t" if _suffix_without_compression(path) in {".tsv", ".tab"} else ","
-    encoding = encoding or "utf-8"
+# -- encodings and delimiters ------------------------------------------------------------------
+
+
+def check_encoding(encoding: str) -> str:
+    """The codec's name, or UsageError: unknown, or not a text encoding (rot13, base64)."""
     try:
-        codecs.lookup(encoding)
-    except LookupError:
+        info = codecs.lookup(encoding)
+    except (LookupError, TypeError, ValueError):
         raise UsageError(
             f"unknown --encoding {encoding!r} (for example utf-8, latin-1, cp1252)"
         ) from None
-    return CsvSource(
+    if not getattr(info, "_is_text_encoding", True):
+        raise UsageError(
+            f"--encoding {encoding!r} is not a text encoding (for example utf-8, latin-1, cp1252)"
+        )
+    return info.name
+
+
+def check_delimiter(delimiter: str) -> str:
+    """One character (``,`` ``;`` ``|``, a tab written as ``\\t`` or ``tab``), else UsageError."""
+    value = _DELIMITER_NAMES.get(str(delimiter).lower(), delimiter)
+    if not isinstance(value, str) or len(value) != 1 or value in '"\r\n' or ord(value) > 127:
+        raise UsageError(
+            f"--delimiter {delimiter!r}: expected one ASCII character such as , ; | or tab"
+        )
+    return value
+
+
+def sniff_delimiter(text: str, default: str, complete: bool) -> str | None:
+    """The delimiter of CSV ``text`` (the first lines of a file), or None when no candidate
+    gives consistent rows of two fields or more (a one-column file stays one column).
+
+    Each candidate splits the lines as CSV (quotes respected, so "a;b" inside quotes counts
+    for nothing). It qualifies when the header and at least 90% of the rows have the same
+    number of fields, more than one. The one with the most fields wins; ties go to
+    ``default``, then to ``,`` tab ``;`` ``|`` in that order. ``complete``: ``text`` is the
+    whole file (else its last, possibly cut, line is left out).
+    """
+    if not complete:
+        cut = text.rfind("\n")
+        text = text[: cut + 1] if cut > 0 else text
+    best: tuple[int, int, str] | None = None
+    for rank, delim in enumerate(sorted(DELIMITERS, key=lambda d: (d != default,))):
+        try:
+            rows = [r for r in pycsv.reader(io.StringIO(text), delimiter=delim) if r]
+        except pycsv.Error:
+            continue
+        if not rows:
+            return None
+        widths = [len(r) for r in rows]
+        mode, count = Counter(widths[1:] or widths).most_common(1)[0]
+        if mode < 2 or widths[0] != mode or count < 0.9 * max(len(widths) - 1, 1):
+            continue
+        key = (mode, -rank, delim)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return best[2] if best is not None else None
+
+
+def _head(source: CsvSource) -> tuple[str, bool]:
+    """The first lines of the file, decoded (unknown bytes replaced: only for sniffing), and
+    whether they are the whole file."""
+    try:
+        with source._raw() as stream:
+            data = stream.read(_SNIFF_BYTES)
+    except _READ_ERRORS:
+        return "", True  # the reader's own error says what is wrong
+    decoder = codecs.getincrementaldecoder(source.encoding)(errors="replace")
+    return decoder.decode(data, final=len(data) < _SNIFF_BYTES), len(data) < _SNIFF_BYTES
+
+
+def open_csv(
+    path: Path,
+    name: str,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    filesystem: Any = None,
+) -> CsvSource:
+    """A CSV/TSV file: a local path, or a path on a pyarrow ``filesystem`` (an object store),
+    streamed from it."""
+    default = "\t" if _suffix_without_compression(path) in {".tsv", ".tab"} else ","
+    encoding = check_encoding(encoding or "utf-8")
+    source = CsvSource(
         name=name,
         format="csv",
         path=path,
-        delimiter=delimiter,
+        delimiter=check_delimiter(delimiter) if delimiter is not None else default,
         uri=str(path),
         encoding=encoding,
         filesystem=filesystem,
-    ).open()
+    )
+    if delimiter is None:
+        text, complete = _head(source)
+        sniffed = sniff_delimiter(text, default, complete)
+        if sniffed is not None and sniffed != default:
+            source.delimiter = sniffed
+            source.dialect_note = (
+                f"{name}: read with delimiter {_shown(sniffed)}, sniffed from its first lines "
+                "(--delimiter sets it)"
+            )
+    elif source.delimiter != ",":
+        source.dialect_note = f"{name}: read with delimiter {_shown(source.delimiter)}"
+    return source.open()
+
+
+def _shown(delimiter: str) -> str:
+    return "tab" if delimiter == "\t" else repr(delimiter)
 
 
 def _suffix_without_compression(path: Path) -> str:
@@ -199,3 +475,63 @@ def _suffix_without_compression(path: Path) -> str:
     if len(suffixes) >= 2 and _compressed(path):
         return suffixes[-2]
     return suffixes[-1] if suffixes else ""
+
+
+# -- pipes ---------------------------------------------------------------------------------------
+
+_SPOOLS: list[str] = []
+
+
+def is_pipe(path: str | os.PathLike) -> bool:
+    """``-`` (standard input), a FIFO, ``<(...)`` (``/dev/fd/N``) or another non-regular,
+    non-directory file that can be read only once."""
+    if str(path) == "-":
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def spool(path: str | os.PathLike, name: str) -> Path:
+    """Copy what a pipe (``-``: standard input) holds into a temporary file, removed at exit,
+    named so that its format is recognised: a suffix of the pipe's own name, or from its first
+    bytes (gzip, Parquet, Arrow; else CSV)."""
+    tmp = tempfile.mkdtemp(prefix="datavet-pipe-")
+    if not _SPOOLS:
+        atexit.register(_remove_spools)
+    _SPOOLS.append(tmp)
+    out = Path(tmp) / "data"
+    try:
+        src = sys.stdin.buffer if str(path) == "-" else open(path, "rb")  # noqa: SIM115
+        try:
+            with open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        finally:
+            if src is not sys.stdin.buffer:
+                src.close()
+    except OSError as exc:
+        raise InputError(name, f"cannot read the pipe: {exc.strerror or exc}") from None
+    with open(out, "rb") as fh:
+        head = fh.read(6)
+    suffixes = "".join(Path(str(path)).suffixes[-2:]).lower() if str(path) != "-" else ""
+    if head[:4] == b"PAR1":
+        suffixes = ".parquet"
+    elif head == b"ARROW1":
+        suffixes = ".arrow"
+    elif head[:2] == b"\x1f\x8b" and not suffixes.endswith(".gz"):
+        suffixes = ".csv.gz"
+    elif not suffixes or not any(
+        s in (".csv", ".tsv", ".tab", ".parquet", ".pq", ".arrow", ".feather", ".ipc")
+        for s in Path("x" + suffixes).suffixes
+    ):
+        suffixes = ".csv"
+    final = out.with_name("data" + suffixes)
+    out.rename(final)
+    return final
+
+
+def _remove_spools() -> None:
+    for tmp in _SPOOLS:
+        shutil.rmtree(tmp, ignore_errors=True)
