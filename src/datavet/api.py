@@ -301,6 +301,9 @@ def audit(
     auditors = [r(severity=overrides.get(r.code), thresholds=tuned.get(r.code)) for r in rules]
     ignores = column_ignores(per_column_ignores)
 
+    from datavet.engines.spark import spark_inputs  # imports pyspark only for Spark inputs
+
+    engine, train, test = spark_inputs(engine, train, test)  # a Spark DataFrame: in place
     if max_memory is not None:
         from datavet.sources import budget
 
@@ -353,6 +356,13 @@ def audit(
         profiles, precomputed_rows = profile_splits(
             sources, plan, scheduler=scheduler, batch_rows=batch_rows
         )
+    elif engine == "spark":
+        from datavet.engines.spark import profile_splits as spark_splits
+
+        sources = {"train": train_src, **({"test": test_src} if test_src is not None else {})}
+        profiles, precomputed_rows = spark_splits(
+            sources, plan, master=scheduler, batch_rows=batch_rows
+        )
     elif engine == "local":
         # S007/S008 in the same pass when the ID-like columns can be known first (near_plan)
         near_guess = _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_rows)
@@ -381,7 +391,7 @@ def audit(
                 progress=progress,
             )
     else:
-        raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
+        raise UsageError(f"unknown engine {engine!r} (choose local, dask or spark)")
     for split, src in (("train", train_src), ("test", test_src)):
         if src is not None and profiles[split].rows == 0:
             raise InputError(src.name, "no data rows (only a header or an empty table)")
