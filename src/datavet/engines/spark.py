@@ -133,7 +133,9 @@ def _serialise_batches(batches):
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, batch.schema) as writer:
             writer.write_batch(batch)
-        yield pa.RecordBatch.from_pydict({"payload": pa.array([sink.getvalue()], pa.binary())})
+        yield pa.RecordBatch.from_pydict(
+            {"payload": pa.array([sink.getvalue().to_pybytes()], pa.binary())}
+        )
 
 
 def spark_inputs(engine: str, train, test):
