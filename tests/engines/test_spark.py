@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import datavet
@@ -141,3 +142,16 @@ def test_without_java_one_line_error():
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("datavet: error: the Spark engine needs Java 17")
     assert SPARK_ERROR in proc.stderr
+
+
+def test_parquet_directory_and_in_memory_tables(spark, tmp_path):
+    """Several files are read in the local engine's order; pandas frames become Spark's."""
+    import pyarrow.parquet as pq
+
+    train, test = pd.read_parquet(TRAIN), pd.read_parquet(TEST)
+    for i, start in enumerate((0, 150, 300)):
+        part = train.iloc[start : start + 150]
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), tmp_path / f"p{i}.parquet")
+    local = datavet.audit(tmp_path, TEST).to_dict()
+    same(local, datavet.audit(tmp_path, TEST, engine="spark").to_dict())
+    same(local, datavet.audit(train, test, engine="spark").to_dict())
