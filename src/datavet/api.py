@@ -126,7 +126,7 @@ def _keyless(sources, profiles, plan, id_columns, batch_rows):
         if len(shared) < 2 or len(columns) < 2:
             return (), None  # one feature left: equal values are no evidence of a copy
         split_rows[split] = keyless_rows(
-            src, profiles[split].hashes, columns, shared, plan.as_number, batch_rows
+            src, profiles[split].hashes, columns, shared, plan.as_number, batch_rows, plan.target
         )
     checks = row_checks(
         split_rows["train"],

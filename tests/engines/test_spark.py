@@ -155,3 +155,27 @@ def test_parquet_directory_and_in_memory_tables(spark, tmp_path):
     local = datavet.audit(tmp_path, TEST).to_dict()
     same(local, datavet.audit(tmp_path, TEST, engine="spark").to_dict())
     same(local, datavet.audit(train, test, engine="spark").to_dict())
+
+
+def test_rows_copied_under_a_fresh_key(spark):
+    """S001/S002 without the row-key column need the positions and labels the engine does not
+    keep on the driver: they are computed again (this crashed with an IndexError)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "order_id": [f"o{i:05d}" for i in range(n)],
+            "a": rng.normal(size=n),
+            "b": rng.normal(size=n),
+            "label": rng.integers(0, 2, n),
+        }
+    )
+    frame.iloc[50:60, 1:] = frame.iloc[0:10, 1:].to_numpy()
+    train, test = frame.iloc[:500].copy(), frame.iloc[500:].copy()
+    test.iloc[:5, 1:] = train.iloc[100:105, 1:].to_numpy()
+    test["order_id"] = [f"t{i}" for i in range(len(test))]
+    local = datavet.audit(train, test).to_dict()
+    assert {f["code"] for f in local["findings"]} >= {"S001", "S002"}
+    same(local, datavet.audit(spark.createDataFrame(train), spark.createDataFrame(test)).to_dict())
