@@ -16,7 +16,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml $(CONSTRAINTS)
-	$(PIP) install --quiet -c $(CONSTRAINTS) -e ".[dev,torch,dask]"
+	$(PIP) install --quiet -c $(CONSTRAINTS) -e ".[dev,torch,dask,spark]"
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -131,7 +131,7 @@ def _keyless(sources, profiles, plan, id_columns, batch_rows):
         if len(shared) < 2 or len(columns) < 2:
             return (), None  # one feature left: equal values are no evidence of a copy
         split_rows[split] = keyless_rows(
-            src, profiles[split].hashes, columns, shared, plan.as_number, batch_rows
+            src, profiles[split].hashes, columns, shared, plan.as_number, batch_rows, plan.target
         )
     checks = row_checks(
         split_rows["train"],
@@ -423,8 +423,8 @@ def audit(
         from datavet.sources.frames import is_dask_frame
 
         engine = "dask" if is_dask_frame(train) or is_dask_frame(test) else "local"
-    if engine not in ("local", "dask"):
-        raise UsageError(f"unknown engine {engine!r:.80} (choose local or dask)")
+    if engine not in ("local", "dask", "spark"):
+        raise UsageError(f"unknown engine {engine!r:.80} (choose local, dask or spark)")
     if scheduler is not None and not isinstance(scheduler, str):
         raise UsageError(
             f"scheduler must be an address such as 'tcp://host:8786', not {scheduler!r:.80}"
@@ -439,6 +439,9 @@ def audit(
     ignores = column_ignores(per_column_ignores)
 
     memory = None
+    from datavet.engines.spark import spark_inputs  # imports pyspark only for Spark inputs
+
+    engine, train, test = spark_inputs(engine, train, test)  # a Spark DataFrame: in place
     if max_memory is not None:
         from datavet.engines.local import default_workers
         from datavet.sources import budget
@@ -510,6 +513,13 @@ def audit(
         profiles, precomputed_rows = profile_splits(
             sources, plan, scheduler=scheduler, batch_rows=batch_rows
         )
+    elif engine == "spark":
+        from datavet.engines.spark import profile_splits as spark_splits
+
+        sources = {"train": train_src, **({"test": test_src} if test_src is not None else {})}
+        profiles, precomputed_rows = spark_splits(
+            sources, plan, master=scheduler, batch_rows=batch_rows
+        )
     elif engine == "local":
         # S007/S008 in the same pass when the ID-like columns can be known first (near_plan)
         near_guess = _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_rows)
@@ -538,7 +548,7 @@ def audit(
                 progress=progress,
             )
     else:
-        raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
+        raise UsageError(f"unknown engine {engine!r} (choose local, dask or spark)")
     for split, src in (("train", train_src), ("test", test_src)):
         if src is not None and profiles[split].rows == 0:
             raise InputError(src.name, "no data rows (only a header or an empty table)")

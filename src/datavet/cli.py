@@ -134,14 +134,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     a.add_argument(
         "--engine",
-        choices=("local", "dask"),
+        choices=("local", "dask", "spark"),
         default="local",
-        help="local: stream on every core of this machine (default); dask: a Dask cluster",
+        help="local: stream on every core of this machine (default); dask: a Dask cluster; "
+        "spark: a Spark session",
     )
     a.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="Dask scheduler address (tcp://host:8786); default: a LocalCluster on 127.0.0.1",
+        help="Dask scheduler address (tcp://host:8786) or Spark master URL (spark://host:7077); "
+        "default: a local cluster on 127.0.0.1",
     )
     a.add_argument("--workers", type=int, metavar="N", help="scan threads (local engine)")
     a.add_argument(

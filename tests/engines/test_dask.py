@@ -121,4 +121,4 @@ def test_without_an_address_a_local_cluster_is_started():
 
 def test_unknown_engine_is_a_usage_error():
     with pytest.raises(datavet.UsageError, match="unknown engine"):
-        datavet.audit(pd.DataFrame({"x": [1.0]}), engine="spark")
+        datavet.audit(pd.DataFrame({"x": [1.0]}), engine="ray")

@@ -236,16 +236,29 @@ def row_checks(
 
 
 def keyless_rows(
-    source, hashes, columns: list[str], shared: list[str], as_number, batch_rows: int
+    source,
+    hashes,
+    columns: list[str],
+    shared: list[str],
+    as_number,
+    batch_rows: int,
+    target: str | None = None,
 ) -> SplitRows:
     """A split's rows hashed once more with its row-key columns left out (``columns``: the
     split's features without them; ``shared``: the features both splits share, without them),
-    beside the positions and label hashes of the first pass (``hashes``, same row order)."""
+    beside the positions and label hashes of the first pass (``hashes``, same row order).
+    The Dask and Spark engines keep no hashes on the driver: then positions and label hashes
+    (of ``target``) are computed here too, as the first pass computes them."""
     from datavet.scan.hashing import hash_rows
 
     pos, _, labels = hashes.arrays()
+    rebuild = len(pos) == 0
+    positions, label_parts = [], []
     rows, common = [], []
-    for _, batch in source.batches(batch_rows):
+    for offset, batch in source.batches(batch_rows):
+        if rebuild:
+            positions.append(np.arange(offset, offset + batch.num_rows, dtype=np.int64))
+            label_parts.append(_label_hashes(batch, target))
         caches: dict[str, dict] = {}
         rows.append(hash_rows(batch, columns, as_number, caches))
         same = shared == columns
@@ -253,4 +266,17 @@ def keyless_rows(
     if not rows:
         z = np.zeros((0, 2), np.uint64)
         return SplitRows(pos, z, labels, z)
+    if rebuild:
+        pos, labels = np.concatenate(positions), np.concatenate(label_parts)
     return SplitRows(pos, np.concatenate(rows), labels, np.concatenate(common))
+
+
+def _label_hashes(batch, target: str | None) -> np.ndarray:
+    """The label hashes of ``batch``, as ``Profile.of_batch`` computes them."""
+    from datavet.scan.columns import dense_batch
+    from datavet.scan.hashing import hash_values
+    from datavet.scan.labels import label_batch
+
+    if target is None or target not in batch.schema.names:
+        return np.zeros(batch.num_rows, np.uint64)
+    return hash_values(label_batch(dense_batch(batch), target).column(target))
