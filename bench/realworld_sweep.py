@@ -146,6 +146,22 @@ def catalogue(packages=PACKAGES) -> list[TableRef]:
     return refs
 
 
+def spread(refs: list[TableRef], limit: int) -> list[TableRef]:
+    """At most ``limit`` tables: the small packages whole, the rest an even spread of each."""
+    by_pkg: dict[str, list[TableRef]] = defaultdict(list)
+    for r in refs:
+        by_pkg[r.package].append(r)
+    left, keep = limit, []
+    for i, (pkg, items) in enumerate(sorted(by_pkg.items(), key=lambda kv: len(kv[1]))):
+        share = min(len(items), left // (len(by_pkg) - i))
+        if share:
+            idx = np.linspace(0, len(items) - 1, share).round().astype(int)
+            keep.extend(items[j] for j in sorted(set(idx)))
+        left -= share
+    chosen = set(keep)
+    return [r for r in refs if r in chosen]
+
+
 # --- loading, with the network shut ------------------------------------------------------------
 
 
@@ -820,10 +836,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     packages = [p.strip() for p in args.packages.split(",") if p.strip()]
     refs = catalogue(packages)
-    if args.limit is not None and args.limit < len(refs):
-        # An even spread over the catalogue keeps every package in a limited run.
-        idx = np.linspace(0, len(refs) - 1, args.limit).round().astype(int)
-        refs = [refs[i] for i in sorted(set(idx))]
+    if args.limit is not None:
+        refs = spread(refs, args.limit)
     started = time.perf_counter()
 
     def progress(i, total, res):
