@@ -296,6 +296,8 @@ def run_audit(train, test, target, *, baselines: bool = True) -> dict:
             ],
             notes=[n[:200] for n in report.notes],
             resolved_target=report.target,
+            task=report.task,
+            task_reason=report.task_reason,
         )
     out["seconds"] = round(time.perf_counter() - started, 4)
     return out
@@ -316,47 +318,31 @@ def run_cli(train: Path, target: str | None, python: str = sys.executable) -> di
     out = {"target": target, "exit_code": proc.returncode}
     out["seconds"] = round(time.perf_counter() - started, 4)
     err = proc.stderr.strip().splitlines()
-    if proc.returncode in (0, 1):
-        try:
-            payload = json.loads(proc.stdout)
-        except ValueError:
-            out.update(status="internal", error="stdout is not JSON: " + proc.stdout[:200])
-            return out
-        crashed = [o for o in payload["outcomes"] if o["status"] == "crashed"]
+    try:  # exit 0/1, or 2 when a rule crashed: the report is on stdout either way
+        payload = json.loads(proc.stdout) if proc.stdout.strip() else None
+    except ValueError:
+        payload = None
+    if proc.returncode in (0, 1, 2) and isinstance(payload, dict) and "outcomes" in payload:
         out.update(
             status="ok",
             codes=sorted({f["code"] for f in payload["findings"]}),
             crashed=[
                 {"code": o["code"], "reason": o["reason"], "last": _last_line(o["traceback"])}
-                for o in crashed
+                for o in payload["outcomes"]
+                if o["status"] == "crashed"
             ],
         )
     elif (
         proc.returncode == 2
-        and err
-        and err[-1].startswith("datavet: error:")
-        and "internal error" not in proc.stderr
-        and "Traceback" not in proc.stderr
+        and len(err) == 1
+        and err[0].startswith("datavet: error:")
+        and "internal error" not in err[0]
     ):
-        out.update(status="refused", error=err[-1])
-        out["problem"] = err[-1].removeprefix("datavet: error:").strip()
-        # The payload could also carry crashed rules (exit 2); a JSON stdout tells.
-        try:
-            payload = json.loads(proc.stdout)
-        except ValueError:
-            pass
-        else:
-            out.update(
-                status="ok",
-                codes=sorted({f["code"] for f in payload["findings"]}),
-                crashed=[
-                    {"code": o["code"], "reason": o["reason"], "last": _last_line(o["traceback"])}
-                    for o in payload["outcomes"]
-                    if o["status"] == "crashed"
-                ],
-            )
+        out.update(status="refused", error=err[0], error_type="cli")
+        out["problem"] = err[0].removeprefix("datavet: error:").strip()
     else:
-        out.update(status="internal", error=(proc.stderr.strip()[-600:] or "no stderr"))
+        tail = proc.stderr.strip()[-600:] or "no stderr; stdout: " + proc.stdout[:200]
+        out.update(status="internal", error=tail)
     return out
 
 
@@ -623,6 +609,10 @@ def summarize(results: list[dict]) -> dict:
         for cr in c["crashed"]:
             s["crashes"].append((r["id"], f"cli {c['format']}", cr))
     s["cli_internal"] = [(r["id"], c) for r, c in cli if c["status"] == "internal"]
+    for r, c in cli:
+        if c["status"] == "refused":
+            key = f"cli: {_mask(c['problem'])}"
+            s["refusals"].setdefault(key, []).append((r["id"], f"cli {c['format']}"))
     s["cli_mismatch"] = mismatches
     return s
 
@@ -716,9 +706,10 @@ def render(s: dict, meta: dict) -> str:
     status = ", ".join(f"{k} {n}" for k, n in s["status"].items())
     add(f"- audits: **{s['audits']}** ({status}; 'ok' means a report came back)")
     add(
-        f"- **crashes: {len(s['crashes']) + len(s['internal'])}** "
+        f"- **crashes: {len(s['crashes']) + len(s['internal']) + len(s['cli_internal'])}** "
         f"({len(s['crashes'])} crashed rule outcomes, {len(s['internal'])} exceptions that are "
-        "not datavet errors)"
+        f"not datavet errors, {len(s['cli_internal'])} CLI runs with neither a report nor a "
+        "one-line error)"
     )
     add(
         f"- timeouts: {len(s['timeouts'])}; children that died: {len(s['died'])}; harness "
@@ -736,21 +727,37 @@ def render(s: dict, meta: dict) -> str:
         for k, n in s["write_failed"].most_common():
             add(f"  - {n} × {k} (e.g. {s['write_failed_examples'][k]})")
     add("")
-    if s["crashes"] or s["internal"] or s["timeouts"] or s["died"] or s["harness_errors"]:
+    bad = s["crashes"] or s["internal"] or s["cli_internal"] or s["timeouts"] or s["died"]
+    if bad or s["harness_errors"]:
         add("## Crashes")
         add("")
-        add("| table | variant | rule / exception | last line |")
-        add("|---|---|---|---|")
+        add(
+            "Grouped by rule and the traceback's last line; every table is in the `--details` file."
+        )
+        add("")
+        add("| n | tables | rule / exception | last line | e.g. (table, variant) |")
+        add("|---:|---:|---|---|---|")
+        groups: dict[tuple[str, str], list] = defaultdict(list)
         for tid, var, c in s["crashes"]:
-            add(f"| {tid} | {var} | {c['code']} | `{_md(c['last'] or c['reason'] or '')}` |")
+            groups[(c["code"], c["last"] or c["reason"] or "")].append((tid, var))
         for tid, var, a in s["internal"]:
-            add(f"| {tid} | {var} | exception | `{_md(_last_line(a.get('tb')) or a['error'])}` |")
+            groups[("exception", _last_line(a.get("tb")) or a["error"])].append((tid, var))
+        for tid, c in s["cli_internal"]:
+            groups[(f"cli exit {c['exit_code']}", c["error"])].append((tid, f"cli {c['format']}"))
+        for (what, last), items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            ex = ", ".join(f"{t} ({v})" for t, v in items[:4])
+            n_tab = len({t for t, _ in items})
+            add(f"| {len(items)} | {n_tab} | {what} | `{_md(last)}` | {ex} |")
+        add("")
+        if s["timeouts"] or s["died"] or s["harness_errors"]:
+            add("| table | what |")
+            add("|---|---|")
         for r in s["timeouts"]:
-            add(f"| {r['id']} | all | timeout | killed after {r['timeout']:.0f} s |")
+            add(f"| {r['id']} | timeout: killed after {r['timeout']:.0f} s |")
         for r in s["died"]:
-            add(f"| {r['id']} | all | died | {r['died']} |")
+            add(f"| {r['id']} | died: {r['died']} |")
         for r in s["harness_errors"]:
-            add(f"| {r['id']} | all | harness | `{_md(r['harness_error'])}` |")
+            add(f"| {r['id']} | harness error: `{_md(r['harness_error'])}` |")
         add("")
     if s["refusals"]:
         add("## Refusals")
@@ -841,7 +848,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "REALWORLD.md"), help="Markdown report")
     ap.add_argument("--details", help="write every table's result (findings included) as JSONL")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument(
+        "--from-details", help="no audit: summarise a --details file of an earlier run again"
+    )
     args = ap.parse_args(argv)
+    if args.from_details:
+        with open(args.from_details) as fh:
+            meta = json.loads(fh.readline())["meta"]
+            results = [json.loads(line) for line in fh]
+        return _report(results, meta, args.out)
     packages = [p.strip() for p in args.packages.split(",") if p.strip()]
     refs = catalogue(packages)
     if args.limit is not None:
@@ -859,11 +874,6 @@ def main(argv=None) -> int:
 
     results = sweep(refs, jobs=args.jobs, timeout=args.timeout, progress=progress)
     elapsed = time.perf_counter() - started
-    if args.details:
-        with open(args.details, "w") as fh:
-            for r in results:
-                fh.write(json.dumps(r, default=str) + "\n")
-    s = summarize(results)
     meta = {
         "command": "python bench/realworld_sweep.py " + " ".join(argv or sys.argv[1:]),
         "date": _dt.date.today().isoformat(),
@@ -874,11 +884,22 @@ def main(argv=None) -> int:
         "versions": _versions(),
         "packages": packages,
     }
+    if args.details:
+        with open(args.details, "w") as fh:
+            fh.write(json.dumps({"meta": meta}) + "\n")
+            for r in results:
+                fh.write(json.dumps(r, default=str) + "\n")
+    return _report(results, meta, args.out)
+
+
+def _report(results: list[dict], meta: dict, out: str) -> int:
+    s = summarize(results)
     body = render(s, meta)
     print(body)
-    write_markdown(Path(args.out), body)
-    print(f"written: {args.out}", file=sys.stderr)
-    bad = len(s["crashes"]) + len(s["internal"]) + len(s["timeouts"]) + len(s["died"])
+    write_markdown(Path(out), body)
+    print(f"written: {out}", file=sys.stderr)
+    bad = len(s["crashes"]) + len(s["internal"]) + len(s["cli_internal"])
+    bad += len(s["timeouts"]) + len(s["died"])
     return 1 if bad else 0
 
 
