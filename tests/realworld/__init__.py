@@ -1,0 +1,1 @@
+"""Real tables: a deterministic sample of the sweep in bench/realworld_sweep.py."""
