@@ -99,6 +99,7 @@ BREAKS = (
 )
 DEFAULT_MEMORY = 4 << 30  # address-space limit per worker: a runaway allocation fails there
 DEFAULT_TIMEOUT = 20.0
+STARTUP_TIMEOUT = 180.0  # a worker's imports, on a loaded machine
 THIS = Path(__file__).resolve()
 
 
@@ -204,6 +205,7 @@ def build(case: Case, folder: str | os.PathLike, seeds: str | os.PathLike) -> Sp
     folder = Path(folder)
     rng = random.Random(case.seed)
     builder = {
+        "selftest": _build_selftest,
         "bytes": _build_bytes,
         "arrow": _build_arrow,
         "numpy": _build_numpy,
@@ -211,7 +213,27 @@ def build(case: Case, folder: str | os.PathLike, seeds: str | os.PathLike) -> Sp
         "depth": _build_depth,
         "outputs": _build_outputs,
     }[case.family]
-    return builder(case.variant, folder, rng, Path(seeds))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's prototype/deprecation notes while writing
+        return builder(case.variant, folder, rng, Path(seeds))
+
+
+def _build_selftest(variant: str, folder: Path, rng: random.Random, seeds: Path) -> Spec:
+    """Cases that test the harness itself (not in FAMILIES): a hang, a death, a stray file."""
+    if variant == "hang":
+        time.sleep(3600)
+    if variant == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if variant == "stray":
+        _good_train(folder)
+        # the declared outputs are allowed; a file the command did not declare is a break
+        return Spec(["audit", "good_train.csv", "--output", "r.txt", "--no-baselines"])
+    if variant == "refused":
+        _good_train(folder)
+        return Spec(["audit", "good_train.csv", "--output", "good_train.csv"], refuse=True)
+    raise ValueError(variant)
 
 
 # --- seeds ---------------------------------------------------------------------------------
@@ -334,9 +356,14 @@ def make_seeds(directory: str | os.PathLike) -> dict[str, Path]:
     return seeds
 
 
+_GOOD_TRAIN: list[bytes] = []
+
+
 def _good_train(folder: Path) -> Path:
     path = folder / "good_train.csv"
-    _seed_frame().to_csv(path, index=False)
+    if not _GOOD_TRAIN:
+        _GOOD_TRAIN.append(_seed_frame().to_csv(index=False).encode())
+    path.write_bytes(_GOOD_TRAIN[0])
     return path
 
 
@@ -707,7 +734,7 @@ def _build_arrow(variant: str, folder: Path, rng: random.Random, seeds: Path) ->
         _write_table(table, path, container)
         argv += [path.name] if split == "train" else ["--test", path.name]
     argv += ["--target", "label", "--format", "json", "--isolated"]
-    if rng.random() < 0.6:  # the baselines are 10x the cost of the scan: a share of the cases
+    if rng.random() < 0.75:  # the baselines are 10x the cost of the scan: a share of the cases
         argv.append("--no-baselines")
     return Spec(argv, json=True)
 
@@ -1246,6 +1273,10 @@ class Result:
 
 
 def _normalise(line: str) -> str:
+    line = line.replace(" (rerun with --verbose for the traceback)", "")
+    # the type in an Arrow message is the case's variable, not the problem
+    line = re.sub(r"input types \((?:[^()]|\([^()]*\))*\)", "input types (<types>)", line)
+    line = re.sub(r"cast from \S+ to \S+", "cast from <type> to <type>", line)
     line = re.sub(r"(?<![\w.])(/|\./|[\w.-]+/)[^\s:;,'\")]*", "<path>", line)
     line = re.sub(
         r"\b[\w.-]+\.(csv|gz|parquet|arrow|feather|npy|npz|pt|json|jsonl|toml|yaml|txt|html|py)\b",
@@ -1394,9 +1425,7 @@ def run_in_process(case: Case, folder: Path, seeds: Path, scratch: Path) -> Resu
 
     started = time.perf_counter()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # torch's prototype warnings while writing the case
-            spec = build(case, folder, seeds)
+        spec = build(case, folder, seeds)
     except Unbuildable as exc:
         return Result(case, "unbuildable", None, "", 0.0, detail=str(exc)[:300])
     before = _snapshot(folder)
@@ -1430,7 +1459,8 @@ def run_in_process(case: Case, folder: Path, seeds: Path, scratch: Path) -> Resu
     if escaped is not None:
         return Result(case, "exception", None, stderr[:2000], seconds, escaped, spec.group)
     outcome, detail = classify(code, stdout, stderr, spec=spec, changed=changed)
-    return Result(case, outcome, code, stderr[:2000], seconds, detail, spec.group)
+    kept = stderr[:2000] if outcome not in OK_OUTCOMES else stderr[:300]
+    return Result(case, outcome, code, kept, seconds, detail, spec.group)
 
 
 _WARNING_FILTERS: list = []
@@ -1455,6 +1485,8 @@ def worker_main(root: str, req_fd: int, resp_fd: int) -> None:
     _WARNING_FILTERS[:] = list(warnings.filters)
     requests = os.fdopen(req_fd, "r", encoding="utf-8")
     responses = os.fdopen(resp_fd, "w", encoding="utf-8")
+    responses.write("ready\n")
+    responses.flush()
     for n, line in enumerate(requests):
         case = Case(**json.loads(line))
         folder = scratch / f"case{n}"
@@ -1525,8 +1557,9 @@ class _Worker:
         os.close(req_r)
         os.close(resp_w)
         self.buffer = b""
+        self.ready = False
         self.case: Case | None = None
-        self.deadline = 0.0
+        self.deadline = time.perf_counter() + STARTUP_TIMEOUT
         self.started = 0.0
         self.scratch = root / f"w{self.proc.pid}"
 
@@ -1603,16 +1636,15 @@ class Pool:
         while True:
             while not exhausted and len(self.workers) < self.jobs:
                 self._spawn()
-            idle = [w for w in self.workers if w.case is None]
+            idle = [w for w in self.workers if w.ready and w.case is None]
             for w in idle:
                 case = next(pending, None)
                 if case is None:
                     exhausted = True
                     break
-                # a worker's first case also pays its start: allow for the import
-                w.send(case, self.timeout + (0 if w.started else 60))
-            busy = [w for w in self.workers if w.case is not None]
-            if not busy:
+                w.send(case, self.timeout)
+            busy = [w for w in self.workers if w.case is not None or not w.ready]
+            if exhausted and not any(w.case is not None for w in busy):
                 return
             now = time.perf_counter()
             wait = max(0.0, min(w.deadline for w in busy) - now)
@@ -1620,8 +1652,10 @@ class Pool:
             for w in busy:
                 if w.resp_r in ready:
                     chunk = os.read(w.resp_r, 1 << 20)
-                    if not chunk:  # the worker died mid-case
+                    if not chunk:  # the worker died mid-case (or while starting)
                         case = w.case
+                        if case is None:
+                            raise RuntimeError(f"a fuzz worker could not start: see {w.log.name}")
                         code = w.proc.wait()
                         detail = (
                             f"worker killed by signal {-code} ({signal.Signals(-code).name})"
@@ -1631,11 +1665,16 @@ class Pool:
                         yield self._retire(w, case, "died", code, detail)
                         continue
                     w.buffer += chunk
-                    if b"\n" in w.buffer:
+                    while b"\n" in w.buffer:
                         line, w.buffer = w.buffer.split(b"\n", 1)
+                        if line == b"ready":
+                            w.ready = True
+                            continue
                         w.case = None
                         yield _result_from(json.loads(line))
                 elif time.perf_counter() > w.deadline:
+                    if w.case is None:
+                        raise RuntimeError(f"a fuzz worker did not start: see {w.log.name}")
                     yield self._retire(
                         w, w.case, "timeout", None, f"no answer within {self.timeout:.0f} s"
                     )
