@@ -1283,7 +1283,8 @@ def _normalise(line: str) -> str:
         "<file>",
         line,
     )
-    line = re.sub(r"'[^']{0,80}'|\"[^\"]{0,80}\"", "<q>", line)
+    # quoted values are the case's; a quoted identifier (a function, a variable) is the problem's
+    line = re.sub(r"'(?![A-Za-z_]\w*')[^']{0,80}'|\"(?![A-Za-z_]\w*\")[^\"]{0,80}\"", "<q>", line)
     line = re.sub(r"0x[0-9a-fA-F]+|\d+(\.\d+)?", "N", line)
     return line[:200]
 

@@ -157,3 +157,12 @@ def test_breaks_group_by_problem_not_by_path_or_type():
     )
     assert a.signature() == b.signature()
     assert len(fuzz.group_breaks([a, b])) == 1
+    c = fuzz.Result(
+        fuzz.Case("arrow", "z", 3),
+        "internal-error",
+        2,
+        "datavet: internal error: ArrowNotImplementedError: Function 'array_filter' has no "
+        "kernel matching input types (string_view, bool) (rerun with --verbose ...)",
+        0.1,
+    )
+    assert c.signature() != a.signature()  # another function: another problem
