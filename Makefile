@@ -16,7 +16,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml $(CONSTRAINTS)
-	$(PIP) install --quiet -c $(CONSTRAINTS) -e ".[dev,torch,dask,spark]"
+	$(PIP) install --quiet -c $(CONSTRAINTS) -e ".[dev,torch,dask,spark,polars,hf]"
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -52,9 +52,9 @@ bench: $(VENV)/.installed-dev
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
-.PHONY: fuzz  # long corruption fuzz of the readers (the CI budget is tests/hardening/test_fuzz.py)
+.PHONY: fuzz  # the long fuzz, 100,000 cases (FUZZ_ITERATIONS overrides; CI: tests/hardening/test_fuzz.py)
 fuzz: $(VENV)/.installed-dev
-	$(BIN)/python bench/fuzz_readers.py --iterations $${FUZZ_ITERATIONS:-2000}
+	$(BIN)/python bench/fuzz.py --iterations $${FUZZ_ITERATIONS:-100000} $${FUZZ_ARGS}
 .PHONY: docs  # the generated rule reference (a test fails when it is stale)
 docs: $(VENV)/.installed
 	$(BIN)/python -m datavet.docs > docs/rules.md
