@@ -751,8 +751,10 @@ def profile_block(
     """The Profile of one block of samples ``x`` (n, *shape) with labels ``y``."""
     layout = plan.layout
     n = len(x)
-    xf = x.astype(np.float64)  # a copy: never write into a memory map or a tensor's storage
-    with np.errstate(invalid="ignore"):  # a signalling NaN (damaged bytes) stays a NaN
+    with np.errstate(over="ignore", invalid="ignore"):
+        # a copy: never write into a memory map or a tensor's storage; a long double beyond
+        # float64's range becomes inf (and is reported as such), a signalling NaN stays a NaN
+        xf = x.astype(np.float64)
         xf += 0.0  # -0.0 -> 0.0
     xc = layout.to_channels(xf)
     floating = x.dtype.kind == "f"
