@@ -32,7 +32,16 @@ def detect_task(label: LabelStats, requested: str = "auto") -> tuple[str, str]:
     if not label.integral:
         return "regression", f"target holds non-integer numbers ({distinct})"
     if n is not None and n <= MAX_CLASSES_AUTO:
-        return "classification", f"target holds whole numbers with {distinct}"
+        values = [float(v) for v in label.values.keys() if isinstance(v, (int, float))]
+        span = max(values) - min(values) + 1 if values else 0
+        if n <= 2 or span <= 2 * n:
+            return "classification", f"target holds whole numbers with {distinct}"
+        # 50 values spread over 600..1090: measurements on a grid, not class codes
+        return "regression", (
+            f"target holds whole numbers with {distinct} spread over {min(values):g}.."
+            f"{max(values):g} (too sparse for class codes); pass --task classification if they "
+            "are classes"
+        )
     return "regression", (
         f"target holds whole numbers with {distinct} (over {MAX_CLASSES_AUTO}); pass --task "
         "classification if they are classes"

@@ -12,6 +12,7 @@ from conftest import sample
 
 import datavet
 from datavet import Severity
+from datavet.auditors.base import Skip
 from datavet.auditors.no_signal import NoSignal, sign_test
 from datavet.baselines import Baselines
 from datavet.errors import UsageError
@@ -152,11 +153,14 @@ def test_alpha_boundary_fires_at_p_equal_alpha():
     b = _fake([1.0] * 10, [0.5] * 8 + [2.0] * 2)
     p = binom_tail(8, 10)
     assert p == pytest.approx(56 / 1024)
-    (f,) = NoSignal(thresholds={"alpha": p}).run(_ctx(b))
+    few = {"min_rows": 1}  # 10 rows: below the default minimum, which skips
+    (f,) = NoSignal(thresholds={"alpha": p, **few}).run(_ctx(b))
     assert f.metrics["p_value"] == pytest.approx(p)
     assert f.split == "test"
-    assert NoSignal(thresholds={"alpha": math.nextafter(p, 1.0)}).run(_ctx(b)) == []
-    assert NoSignal().run(_ctx(b))  # default alpha 0.05 < 0.0547: fires
+    assert NoSignal(thresholds={"alpha": math.nextafter(p, 1.0), **few}).run(_ctx(b)) == []
+    assert NoSignal(thresholds=few).run(_ctx(b))  # default alpha 0.05 < 0.0547: fires
+    with pytest.raises(Skip, match="too few to tell"):
+        NoSignal().run(_ctx(b))
 
 
 def test_a_linear_model_worse_than_the_prior_fires():

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, pct, plural, rows_text
+from datavet.auditors.base import AuditContext, Auditor, Skip, pct, plural, rows_text
 from datavet.findings import Severity
 
 
@@ -11,7 +11,8 @@ class ConflictingLabels(Auditor):
     Within each split: groups of rows whose features are identical (the 128-bit row hashes of
     S001/S002) and whose labels are not all the same; the count is of rows in such groups.
     Across splits: test rows identical to a train row in features but with another label.
-    Rows whose label is missing are left out (V003 reports them).
+    Rows whose label is missing are left out (V003 reports them). Classification only: for a
+    regression target, equal inputs with different targets are the noise a model averages over.
 
     **Why it matters**
     No model can fit both labels of one input: they cap the best reachable accuracy and show up
@@ -31,6 +32,11 @@ class ConflictingLabels(Auditor):
 
     def check(self, ctx: AuditContext):
         ctx.require_target()
+        if ctx.task == "regression":
+            raise Skip(
+                "regression target: rows with equal features and different targets are noise "
+                "the model averages, not conflicting labels"
+            )
         for profile in ctx.splits:
             found = ctx.rows.conflicts.get(profile.split)
             if profile.label is None or found is None or not found.n:

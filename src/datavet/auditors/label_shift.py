@@ -97,8 +97,13 @@ class LabelShift(Auditor):
         if not all(math.isfinite(x) for x in (m1, v1, m2, v2)):
             raise OverflowError
         pooled = math.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2)) if n1 + n2 > 2 else 0
-        if m1 == m2:
+        # Means and variances come from merged per-bin moments: a constant target can differ
+        # in its last bits between splits. A difference at that scale is rounding, not a shift.
+        tiny = 1e-9 * max(abs(m1), abs(m2), 1e-300)
+        if abs(m2 - m1) <= tiny:
             return
+        if pooled <= tiny:
+            pooled = 0.0
         # Both targets constant at different values: the largest shift there is.
         d = (m2 - m1) / pooled if pooled > 0 else math.copysign(math.inf, m2 - m1)
         se = math.sqrt(v1 / n1 + v2 / n2)

@@ -34,13 +34,14 @@ class NoSignal(Auditor):
     classification, the train mean for regression. Both are scored row by row on the test
     split, or out of fold by 5-fold cross-validation on train. An exact one-sided sign test
     asks whether the linear model's loss (log loss, or squared error) is lower on more rows
-    than chance allows; the rule fires when it is not (p >= ``alpha``, 0.05).
+    than chance allows; the rule fires when it is not (p >= ``alpha``, 0.05). With fewer than
+    ``min_rows`` (30) rows to compare on, a sign test cannot tell, and the rule is skipped.
 
     **Why it matters**
-    The source chapter's step 2: if even a linear model is at chance, suspect the relation
-    between inputs and labels before the network: labels shuffled apart from their rows, two
-    files joined in different orders, a label encoded wrongly. A network can memorise such data
-    (it overfits random labels) while learning nothing.
+    The simplest baselines come before any network: if even a linear model is at chance,
+    suspect the relation between inputs and labels before the network: labels shuffled apart
+    from their rows, two files joined in different orders, a label encoded wrongly. A network
+    can memorise such data (it overfits random labels) while learning nothing.
 
     **How to fix**
     Look at a few rows with their labels by hand; check how features and labels were joined
@@ -52,7 +53,7 @@ class NoSignal(Auditor):
     name = "no-signal"
     severity = Severity.WARNING
     summary = "the linear baseline is no better than majority/mean"
-    thresholds = {"alpha": 0.05}
+    thresholds = {"alpha": 0.05, "min_rows": 30}
 
     def check(self, ctx: AuditContext):
         b = ctx.require_baselines()
@@ -62,6 +63,14 @@ class NoSignal(Auditor):
         if not comparable.any():
             raise Skip(
                 "no evaluation row has a loss for both models (test labels unseen in train?)"
+            )
+        rows = int(comparable.sum())
+        if rows < self.options["min_rows"]:
+            # a sign test on a handful of rows cannot find a signal that is there: silence
+            # would be no evidence of "no signal" either
+            raise Skip(
+                f"only {rows} rows to compare the models on (fewer than "
+                f"{int(self.options['min_rows'])}): too few to tell signal from noise"
             )
         p, better, worse = sign_test(b.reference_loss, b.linear_loss)
         if p < self.options["alpha"]:

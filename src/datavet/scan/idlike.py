@@ -44,17 +44,18 @@ def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str
 
 
 # What pandas writes for a DataFrame's index: ``df.to_csv()`` gives it an empty header (read back
-# as "" or "Unnamed: 0"), ``df.to_parquet()`` a column ``__index_level_0__``.
+# as "" or "Unnamed: 0"), ``df.to_parquet()`` a column ``__index_level_0__``; R's row names
+# arrive as a column ``rownames`` (or an empty header, from write.csv).
 INDEX_NAME = re.compile(r"^(|Unnamed: \d+(\.\d+)?)$")
-INDEX_LEVEL = re.compile(r"^__index_level_\d+__$")
+INDEX_LEVEL = re.compile(r"^(__index_level_\d+__|rownames)$")
 ROW_KEY_DISTINCT = 0.9  # a row key names (almost) every row once; a group key repeats
 _MAX_KEY_LENGTH = 64
 
 
 def index_columns(fields) -> list[str]:
-    """The columns of ``fields`` (``pyarrow.Field`` s) that hold a pandas index written with
-    the data: ``__index_level_N__`` of any type, or an unnamed / ``Unnamed: N`` whole-number
-    column. They number rows; they describe nothing."""
+    """The columns of ``fields`` (``pyarrow.Field`` s) that hold a row index written with the
+    data: pandas' ``__index_level_N__`` or R's ``rownames`` of any type, or an unnamed /
+    ``Unnamed: N`` whole-number column. They name or number rows; they describe nothing."""
     import pyarrow as pa
 
     out = []
