@@ -54,6 +54,13 @@ class _Run:
         self.losses: list[float] = []
         self.bad_step: int | None = None
         self.steps = 0
+        self.no_grad: list[str] | None = None  # parameters the first backward gave no gradient
+
+    def _record_grads(self) -> None:
+        if self.no_grad is None:
+            self.no_grad = [
+                n for n, p in self.named if p.grad is None or not bool(p.grad.detach().any())
+            ]
 
     def _measure(self) -> float:
         import torch
@@ -79,11 +86,13 @@ class _Run:
             if self.master is None:
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
+                self._record_grads()
                 self.opt.step()
             else:
                 for p in self.params:
                     p.grad = None
                 (loss.float() * self.scale).backward()
+                self._record_grads()
                 grads = [
                     None if p.grad is None else p.grad.float() / self.scale for p in self.params
                 ]
@@ -159,8 +168,8 @@ def linear_baseline(ctx: ProbeContext, output, steps: int) -> float | None:
         return None
     best = math.inf
     for lr in (1e-2, 1e-1):
-        gen = torch.Generator(device="cpu").manual_seed(ctx.seed)
-        w = (torch.randn(x.shape[1], d_out, generator=gen) * 0.01).to(x.device)
+        gen = torch.Generator(device=x.device).manual_seed(ctx.seed)
+        w = torch.randn(x.shape[1], d_out, generator=gen, device=x.device) * 0.01
         w.requires_grad_(True)
         b = torch.zeros(d_out, device=x.device, requires_grad=True)
         opt = torch.optim.Adam([w, b], lr=lr)
@@ -256,7 +265,8 @@ class OverfitBatch(Probe):
             main = _Run(ctx, lr=None if user else lr, label=f"Adam, lr {lr:g}")
             main.advance(steps)
             main.final()
-            frozen = main.never_updated()
+            frozen = main.no_grad or []
+            unchanged = main.never_updated()
             floor = loss_floor(ctx, ctx.output) or 0.0
         losses = main.losses
         first, last = losses[0], losses[-1]
@@ -274,8 +284,9 @@ class OverfitBatch(Probe):
             "final_loss": last,
             "ratio": ratio,
             "floor": floor,
-            "never_updated": frozen,
-            "never_updated_share": frozen_share,
+            "never_updated": unchanged,
+            "no_gradient": frozen,
+            "no_gradient_share": frozen_share,
             "curve": _curve(losses),
             "nonfinite_step": main.bad_step,
             "sweep": [],
@@ -302,7 +313,7 @@ class OverfitBatch(Probe):
             f" {len(frozen)} trainable parameter(s), {frozen_share:.0%} of the trainable "
             f"weights, never changed: {', '.join(frozen[:8])}"
             + (f" (+{len(frozen) - 8} more)" if len(frozen) > 8 else "")
-            + " (detached or not connected to the loss)."
+            + " (no gradient reaches them: detached or not connected to the loss)."
             if frozen
             else ""
         )
@@ -430,8 +441,16 @@ class OverfitBatch(Probe):
                     if lower
                     else f"raise the lr to about {b_lr:g}, or train longer"
                 )
+            level = Severity.INFO
+            if main.lr is None and best is not main:  # the user's optimizer is what fails
+                verdict, level = "optimizer", Severity.WARNING
+                msg = (
+                    f"{what} datavet's Adam fits the same batch: {figures}. The path is wired; "
+                    f"your optimizer ({main.label}) or its settings do not train this model."
+                )
+                hint = f"check your optimizer's lr and settings; Adam at lr {b_lr:g} works"
             self.details["verdict"] = verdict
-            yield self.finding(msg, severity=Severity.INFO, metrics=metrics, hint=hint)
+            yield self.finding(msg, severity=level, metrics=metrics, hint=hint)
             return
         if best.steps >= max_steps and _still_falling(best.losses, floor, 0.1):
             self.details["verdict"] = "slow"
