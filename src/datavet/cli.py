@@ -14,6 +14,7 @@ import sys
 import traceback
 
 from datavet import journal as journal_cli
+from datavet import preflight_cli
 from datavet._io import same_file, write_atomic
 from datavet.curves import cli as curves_cli
 from datavet.errors import DatavetError
@@ -204,6 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--output", "-o", metavar="PATH", help="write the result here")
 
     probe_cli.add_parser(sub)
+    preflight_cli.add_parser(sub)
     curves_cli.add_parser(sub)
     journal_cli.add_parser(sub)
     sub.add_parser("rules", help="list every rule")
@@ -374,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "probe":
             return probe_cli.run(args)
+        if args.command == "preflight":
+            return preflight_cli.run(args)
         if args.command == "curves":
             return curves_cli.run(args)
         if args.command == "journal":
