@@ -118,6 +118,15 @@ class ProbeContext:
         """Seed every RNG the model may draw from, and restore them all on exit."""
         return isolated_rng(self.seed)
 
+    def steps_left(self) -> float:
+        """What is left of the probes' budget, in training steps of the model (inf: none)."""
+        import time
+
+        b = self.shared.get("budget")
+        if not b or b["seconds"] == float("inf") or b["step_s"] <= 0:
+            return float("inf")
+        return (b["seconds"] - (time.perf_counter() - b["started"])) / b["step_s"]
+
     def cached(self, key: str, compute: Callable[[], Any]) -> Any:
         if key not in self.shared:
             self.shared[key] = compute()

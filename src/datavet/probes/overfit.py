@@ -7,6 +7,7 @@ from datavet.probes.base import Probe, ProbeContext, Skip
 
 MAX_CURVE_POINTS = 101
 SWEEP_FACTORS = (0.1, 0.3, 3.0)  # learning rates tried, as multiples of ``lr``
+MIN_STEPS = 20  # the fewest steps a budget trims a run to
 LOW_PRECISION = ("float16", "bfloat16")
 
 
@@ -258,6 +259,10 @@ class OverfitBatch(Probe):
         steps = int(self.options["steps"])
         if steps < 1:
             raise Skip("steps < 1")
+        asked = steps
+        left = ctx.steps_left()
+        if left < steps * 1.2:  # the default run and its measuring passes must fit the budget
+            steps = max(MIN_STEPS, int(left / 1.2))
         lr = float(self.options["lr"])
         max_ratio = float(self.options["max_ratio"])
         with ctx.isolated():
@@ -292,6 +297,8 @@ class OverfitBatch(Probe):
             "sweep": [],
             "model_steps": main.steps,
         }
+        if steps < asked:
+            self.details["budget_note"] = f"trimmed from {asked} to {steps} steps by the budget"
         if main.bad_step is None and first <= 1e-12:
             raise Skip(f"the initial loss is already {first:.3g}")
 
@@ -364,10 +371,21 @@ class OverfitBatch(Probe):
         max_steps = max(int(self.options["max_steps"]), steps)
         first = main.losses[0]
         runs = [main]
+        # each run costs about 1.5 training steps per step (Adam's update, the measuring pass)
+        reserve = 10 + 0.1 * min(ctx.steps_left(), 1000)  # for the probes that run after M002
+        per_run = int(min(steps, (ctx.steps_left() - reserve) / (2 * len(SWEEP_FACTORS))))
+        if per_run < MIN_STEPS:
+            per_run = 0
+            self.details["budget_note"] = "no learning-rate sweep: the budget is spent"
+        elif per_run < steps:
+            self.details["budget_note"] = f"sweep trimmed to {per_run} steps a run by the budget"
         with ctx.isolated():
-            for factor in SWEEP_FACTORS:
+            for factor in SWEEP_FACTORS if per_run else ():
+                if ctx.steps_left() < reserve + 1.5 * per_run:
+                    self.details["budget_note"] = "sweep cut short by the budget"
+                    break
                 r = _Run(ctx, lr=lr * factor, label=f"Adam, lr {lr * factor:g}")
-                r.advance(steps)
+                r.advance(per_run)
                 r.final()
                 runs.append(r)
             ok = [r for r in runs if r.bad_step is None]
@@ -378,9 +396,11 @@ class OverfitBatch(Probe):
                 and best.losses[-1] > target(first)
                 and best.steps < max_steps
                 and _still_falling(best.losses, floor, 0.1)
+                and ctx.steps_left() > 2 * MIN_STEPS + reserve
             ):
                 best.losses.pop()  # the measuring pass is redone after the extension
-                best.advance(min(steps, max_steps - best.steps))
+                more = int(min(steps, max_steps - best.steps, (ctx.steps_left() - reserve) / 2))
+                best.advance(more)
                 best.final()
             linear = linear_baseline(ctx, ctx.output, steps)
         sweep = [
@@ -452,14 +472,19 @@ class OverfitBatch(Probe):
             self.details["verdict"] = verdict
             yield self.finding(msg, severity=level, metrics=metrics, hint=hint)
             return
-        if best.steps >= max_steps and _still_falling(best.losses, floor, 0.1):
+        if _still_falling(best.losses, floor, 0.1):
             self.details["verdict"] = "slow"
             yield self.finding(
                 f"{what} The loss is still falling after {best.steps} steps: {figures}. "
-                "Training works but is slow on this batch.",
+                "Training works but is slow on this batch"
+                + (
+                    f" (more steps were not run: {self.details['budget_note']})."
+                    if "budget_note" in self.details
+                    else "."
+                ),
                 severity=Severity.INFO,
                 metrics=metrics,
-                hint=f"raise max_steps or the lr; the best lr tried was {best.label}",
+                hint=f"raise max_steps, --budget or the lr; the best lr tried was {best.label}",
             )
             return
         gap = first - floor
