@@ -26,7 +26,7 @@ def forward_trace(ctx: ProbeContext) -> dict:
     """
     import torch
 
-    from datavet.probes._torch import bad_gradients, nonfinite
+    from datavet.probes._torch import bad_gradients, nonfinite, tensors
 
     trace: dict = {"inputs": nonfinite(ctx.inputs, ctx.batch_size), "first": None}
     with ctx.isolated():
@@ -46,6 +46,14 @@ def forward_trace(ctx: ProbeContext) -> dict:
                             "leaf": next(module.children(), None) is None,
                             # its input was already bad: code in the caller's forward made it
                             "inherited": nonfinite(args, ctx.batch_size) is not None,
+                            "dtype": next(
+                                (
+                                    str(t.dtype).replace("torch.", "")
+                                    for t in tensors(output)
+                                    if t.is_floating_point()
+                                ),
+                                None,
+                            ),
                             "parent": parent,
                             "parent_type": (
                                 type(modules[parent]).__name__ if parent is not None else None
@@ -188,8 +196,14 @@ class NonFiniteForward(Probe):
                     "loss": t["loss"],
                     "nonfinite_gradients": len(grads),
                 },
-                hint="fix the data at those rows or protect the operation's domain "
-                "(log(x + eps), clamp before exp)",
+                hint=(
+                    "float16 overflows above 65,504: run the model under torch.autocast (it "
+                    "keeps softmax, norms and reductions in float32) with a GradScaler, or use "
+                    "bfloat16; keep activations small (normalisation, smaller init)"
+                    if first.get("dtype") == "float16" and first["inf"] and not first["inherited"]
+                    else "fix the data at those rows or protect the operation's domain "
+                    "(log(x + eps), clamp before exp)"
+                ),
             )
             return
         if not t["loss_finite"]:
