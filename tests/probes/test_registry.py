@@ -36,6 +36,7 @@ CONTRACT = {
     "M012": ("nonfinite-training-step", Severity.ERROR, "monitor"),
     "M013": ("future-leakage", Severity.WARNING, "model"),
     "M014": ("padding-in-loss", Severity.ERROR, "model"),
+    "M015": ("parameters-without-gradient", Severity.WARNING, "model"),
 }
 
 

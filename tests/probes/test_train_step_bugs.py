@@ -39,7 +39,8 @@ def accumulate(divide: bool, k: int = 4):
 def test_zero_grad_after_backward_fires():
     x, y, _ = seed_batch()
     f = finding(run(seed_mlp(), (x, y), train_step=zero_grad_after_backward, select="M010"), "M010")
-    assert "all-zero (or no) gradients" in f.message and "between backward() and step()" in f.message
+    assert "all-zero (or no) gradients" in f.message
+    assert "between backward() and step()" in f.message
 
 
 def test_healthy_step_is_quiet():

@@ -169,7 +169,7 @@ def probe(
     pad_id: int | None = None,
     budget: float | None = DEFAULT_BUDGET,
 ):
-    """Run the model preflight probes (M001-M010, M013-M014) on one batch; return a Report.
+    """Run the model preflight probes (M001-M010, M013-M015) on one batch; return a Report.
 
     The probes are the training-side steps of a staged diagnosis: the initial loss against
     theory, overfitting the one batch, softmax applied twice, where a NaN/inf first appears

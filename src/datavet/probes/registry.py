@@ -14,6 +14,7 @@ from datavet.probes.future_leakage import FutureLeakage
 from datavet.probes.initial_loss import InitialLoss
 from datavet.probes.loss_reduction import BatchSizeDependentLoss
 from datavet.probes.monitor import GradientSpike, NonFiniteStep
+from datavet.probes.no_gradient import ParametersWithoutGradient
 from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
 from datavet.probes.padding_loss import PaddingInLoss
@@ -35,6 +36,7 @@ PROBES: tuple[type[Probe], ...] = (
     NonFiniteStep,  # M012 (GradientMonitor)
     FutureLeakage,  # M013
     PaddingInLoss,  # M014
+    ParametersWithoutGradient,  # M015
 )
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}
