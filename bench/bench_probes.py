@@ -56,8 +56,8 @@ def cnn(args):
     model = nn.Sequential(
         nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(64, 128, 3, padding=1), nn.BatchNorm2d(128), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(128, 256, 3, padding=1), nn.BatchNorm2d(256), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10),
+        nn.Conv2d(128, 300, 3, padding=1), nn.BatchNorm2d(300), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(300, 10),
     )  # fmt: skip
     x = torch.randn(args.batch, 3, 32, 32)
     y = torch.randint(0, 10, (args.batch,))
