@@ -37,6 +37,7 @@ CONTRACT = {
     "M013": ("future-leakage", Severity.WARNING, "model"),
     "M014": ("padding-in-loss", Severity.ERROR, "model"),
     "M015": ("parameters-without-gradient", Severity.WARNING, "model"),
+    "M016": ("fp16-gradient-underflow", Severity.WARNING, "model"),
 }
 
 
