@@ -38,6 +38,7 @@ CONTRACT = {
     "M014": ("padding-in-loss", Severity.ERROR, "model"),
     "M015": ("parameters-without-gradient", Severity.WARNING, "model"),
     "M016": ("fp16-gradient-underflow", Severity.WARNING, "model"),
+    "M017": ("eval-pass-changes-model", Severity.ERROR, "model"),
 }
 
 

@@ -159,6 +159,7 @@ def probe(
     task: str = "auto",
     optimizer_factory: Callable | None = None,
     train_step: Callable | None = None,
+    eval_step: Callable | None = None,
     select=None,
     ignore=None,
     fail_on: str | Severity = "error",
@@ -169,7 +170,7 @@ def probe(
     pad_id: int | None = None,
     budget: float | None = DEFAULT_BUDGET,
 ):
-    """Run the model preflight probes (M001-M010, M013-M015) on one batch; return a Report.
+    """Run the model preflight probes (M001-M010, M013-M017) on one batch; return a Report.
 
     The probes are the training-side steps of a staged diagnosis: the initial loss against
     theory, overfitting the one batch, softmax applied twice, where a NaN/inf first appears
@@ -199,6 +200,9 @@ def probe(
     train_step : callable, optional
         ``train_step(model, optimizer, batch)``: one step of your loop, for M010 (skipped
         without it).
+    eval_step : callable, optional
+        ``eval_step(model, batch)``: your evaluation of one batch, for M017 (does it change
+        BatchNorm statistics? skipped without it).
     select, ignore : str or list of str
         Probe codes, prefixes or names, as for the audit rules.
     fail_on : {"info", "warning", "error"}
@@ -250,7 +254,11 @@ def probe(
         raise UsageError("loss_fn must be callable: loss_fn(output, target) -> scalar tensor")
     if task not in TASKS:
         raise UsageError(f"task must be one of {', '.join(TASKS)}, not {task!r}")
-    for name, fn in (("optimizer_factory", optimizer_factory), ("train_step", train_step)):
+    for name, fn in (
+        ("optimizer_factory", optimizer_factory),
+        ("train_step", train_step),
+        ("eval_step", eval_step),
+    ):
         if fn is not None and not callable(fn):
             raise UsageError(f"{name} must be callable")
     try:
@@ -295,6 +303,7 @@ def probe(
         seed=int(seed),
         optimizer_factory=optimizer_factory,
         train_step=train_step,
+        eval_step=eval_step,
         padding_mask=padding,
         padding_source=padding_source,
     )

@@ -92,6 +92,7 @@ class ProbeContext:
     class_dim: int = 1  # where the classes are in the output: 1, or -1 for (N, T, C) logits
     optimizer_factory: Callable | None = None
     train_step: Callable | None = None
+    eval_step: Callable | None = None  # eval_step(model, batch): the user's evaluation (M017)
     output: Any = None  # the detached output of a seeded train-mode forward pass of a copy
     padding_mask: Any = None  # (N, T) bool, True = padding (M014); None when not declared
     padding_source: str = ""  # how the padding was given, for messages

@@ -10,6 +10,7 @@ from datavet.probes.activations import SaturatedActivations, VanishingActivation
 from datavet.probes.base import Probe
 from datavet.probes.determinism import EvalNondeterminism
 from datavet.probes.double_softmax import DoubleSoftmax
+from datavet.probes.eval_pass import EvalPassChangesModel
 from datavet.probes.fp16_underflow import Fp16GradientUnderflow
 from datavet.probes.future_leakage import FutureLeakage
 from datavet.probes.initial_loss import InitialLoss
@@ -39,6 +40,7 @@ PROBES: tuple[type[Probe], ...] = (
     PaddingInLoss,  # M014
     ParametersWithoutGradient,  # M015
     Fp16GradientUnderflow,  # M016
+    EvalPassChangesModel,  # M017
 )
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}
