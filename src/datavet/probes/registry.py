@@ -15,7 +15,7 @@ from datavet.probes.fp16_underflow import Fp16GradientUnderflow
 from datavet.probes.future_leakage import FutureLeakage
 from datavet.probes.initial_loss import InitialLoss
 from datavet.probes.loss_reduction import BatchSizeDependentLoss
-from datavet.probes.monitor import GradientSpike, NonFiniteStep
+from datavet.probes.monitor import GradientSpike, NonFiniteStep, ZeroGradientLayer
 from datavet.probes.no_gradient import ParametersWithoutGradient
 from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
@@ -41,6 +41,7 @@ PROBES: tuple[type[Probe], ...] = (
     ParametersWithoutGradient,  # M015
     Fp16GradientUnderflow,  # M016
     EvalPassChangesModel,  # M017
+    ZeroGradientLayer,  # M018 (GradientMonitor)
 )
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}
