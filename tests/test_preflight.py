@@ -8,10 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from jsonschema import Draft202012Validator
 from torch import nn
 
 import datavet
 from datavet.cli import main
+from datavet.output.json import schema
 from datavet.preflight import batch_from_table
 
 CE = nn.functional.cross_entropy
@@ -115,6 +117,7 @@ def test_cli_json_and_html(tmp_path, capsys):
     )  # fmt: skip
     out = capsys.readouterr().out
     payload = json.loads(out)  # the factory's print went to stderr
+    assert list(Draft202012Validator(schema()).iter_errors(payload)) == []
     assert code == 0 and [s["verdict"] for s in payload["preflight"]["stages"]] == ["passed"] * 4
     assert "overfit one batch passed" in html.read_text()
 
