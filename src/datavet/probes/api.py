@@ -429,7 +429,7 @@ def probe(
 
 def _step_seconds(ctx: ProbeContext) -> float:
     """Seconds of one training step of the model on the batch (forward, backward, Adam update of
-    a copy), the unit of the probes' budget: the faster of two timed steps after one warm-up
+    a copy), the unit of the probes' budget: the fastest of three timed steps after one warm-up
     step (allocators, kernels, Adam's state)."""
     torch = _torch()
     times = []
@@ -438,7 +438,7 @@ def _step_seconds(ctx: ProbeContext) -> float:
             model = ctx.copy(train=True)
             params = [p for p in model.parameters() if p.requires_grad]
             opt = torch.optim.Adam(params, lr=0.0) if params else None
-            for _ in range(3):
+            for _ in range(4):
                 if ctx.device.type == "cuda":
                     torch.cuda.synchronize(ctx.device)
                 t0 = time.perf_counter()
