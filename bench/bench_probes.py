@@ -15,19 +15,21 @@ wall times are noisy):
 
 - transformer (670,824 parameters, batch 64, seq 128), budget 500: one Adam step 0.92 s; all
   probes 492 s = 536 Adam steps by this script's clock, 238 steps by datavet's own unit (timed
-  under heavier load); M002 226, M013 10, every other probe 1 or less. Before the budget the
+  under heavier load; this run also let the timing steps train the model first, since fixed); M002 226, M013 10, every other probe 1 or less. Before the budget the
   issue measured 157 s = about 1,300 steps for the same model.
 - the same transformer at seq 32, batch 16: without a budget 1,095 steps (M002 1,087: its
   default recipe did not fit, and the learning-rate sweep and longer runs had no cap); with the
   default budget 386 steps (M002 374: the sweep trimmed to 28 steps a run; Adam at lr 0.003
   fits the batch, reported as info).
-- CNN (425k parameters at the time of the run 374k, batch 64), budget 500: all probes 130 Adam
-  steps (datavet: 180; M002 177, M001 2, the rest 1 or less). The issue measured 500 steps.
+- CNN (425,542 parameters, batch 64), budget 500: one Adam step 0.15 s; all probes 51.5 s =
+  336 Adam steps (datavet: 395; M002 388, M006 3, the rest 2 or less). Before the budget the
+  issue measured 12 s = about 500 steps for its CNN.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 
 import torch
@@ -79,6 +81,9 @@ def cnn(args):
 
 
 def step_time(model, batch, loss_fn, n=5) -> float:
+    """The median of n timed Adam steps after one warm-up, on a copy (the probed model stays
+    untrained)."""
+    model = copy.deepcopy(model)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     times = []
     for _ in range(n + 1):
