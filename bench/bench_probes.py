@@ -15,8 +15,9 @@ wall times are noisy):
 
 - transformer (670,824 parameters, batch 64, seq 128), budget 500: one Adam step 0.92 s; all
   probes 492 s = 536 Adam steps by this script's clock, 238 steps by datavet's own unit (timed
-  under heavier load; this run also let the timing steps train the model first, since fixed); M002 226, M013 10, every other probe 1 or less. Before the budget the
-  issue measured 157 s = about 1,300 steps for the same model.
+  under heavier load; in this run the timing steps also trained the model first, since fixed);
+  M002 226, M013 10, every other probe 1 or less. Before the budget the issue measured 157 s =
+  about 1,300 steps for the same model.
 - the same transformer at seq 32, batch 16: without a budget 1,095 steps (M002 1,087: its
   default recipe did not fit, and the learning-rate sweep and longer runs had no cap); with the
   default budget 386 steps (M002 374: the sweep trimmed to 28 steps a run; Adam at lr 0.003
