@@ -42,6 +42,12 @@ demo: $(VENV)/.installed
 	@echo "== datavet curves sample_data/curves/lr_too_high.csv"
 	@$(BIN)/datavet curves sample_data/curves/lr_too_high.csv --html reports/curves_audit.html; \
 		test $$? -eq 1
+	@echo "== datavet preflight sample_data/sample_model.py:factory --train sample_data/clean_train.parquet"
+	@if $(BIN)/python -c "import torch" 2>/dev/null; then \
+		$(BIN)/datavet preflight sample_data/sample_model.py:factory \
+			--train sample_data/clean_train.parquet --test sample_data/clean_test.parquet \
+			--target label --html reports/preflight.html; \
+	else echo "(needs PyTorch: pip install 'datavet[torch]')"; fi
 	@echo "== reports written:" && ls reports/*.txt reports/*.json reports/*.html
 
 test: $(VENV)/.installed-dev

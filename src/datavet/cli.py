@@ -14,7 +14,7 @@ import sys
 import traceback
 
 from datavet import journal as journal_cli
-from datavet import outputs
+from datavet import outputs, preflight_cli
 from datavet._io import write_atomic  # noqa: F401 - kept importable from here
 from datavet.curves import cli as curves_cli
 from datavet.errors import DatavetError
@@ -215,6 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     outputs.add_force_option(d)
 
     probe_cli.add_parser(sub)
+    preflight_cli.add_parser(sub)
     curves_cli.add_parser(sub)
     journal_cli.add_parser(sub)
     sub.add_parser("rules", help="list every rule")
@@ -374,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "probe":
             return probe_cli.run(args)
+        if args.command == "preflight":
+            return preflight_cli.run(args)
         if args.command == "curves":
             return curves_cli.run(args)
         if args.command == "journal":

@@ -387,6 +387,38 @@ def test_probe_refuses_a_file_that_is_not_a_report(tmp_path, capsys):
     refused(capsys, ["probe", f"{model}:factory", "--output", notes], notes, problem=["--force"])
 
 
+@pytest.mark.parametrize("option", ["--output", "--html"])
+@pytest.mark.parametrize("victim", ["model", "train"])
+def test_preflight_refuses_to_write_over_what_it_reads(option, victim, data, capsys):
+    model = data["dir"] / "model.py"
+    model.write_text("def factory():\n    raise SystemExit('must not run')\n")
+    target = model if victim == "model" else data["train"]
+    refused(
+        capsys,
+        ["preflight", f"{model}:factory", "--train", data["train"], option, target, "--force"],
+        target,
+        problem=["model source" if victim == "model" else "train input"],
+    )
+
+
+def test_preflight_refuses_a_file_that_is_not_a_report(data, capsys):
+    model = data["dir"] / "model.py"
+    model.write_text("def factory():\n    raise SystemExit('must not run')\n")
+    refused(
+        capsys,
+        ["preflight", f"{model}:factory", "--train", data["train"], "--output", data["notes"]],
+        data["notes"],
+        problem=["--force"],
+    )
+
+
+def test_preflight_exit_from_the_users_code_is_an_error(data, capsys):
+    model = data["dir"] / "model.py"
+    model.write_text("import sys\n\ndef factory():\n    sys.exit(0)\n")
+    code, out, err = run_cli(capsys, ["preflight", f"{model}:factory", "--train", data["train"]])
+    assert_one_line_error(code, out, err, names="model.py", problem=["exit"])
+
+
 # ---------------------------------------------------------------------------------------------
 # curves
 

@@ -218,7 +218,7 @@ def test_import_datavet_does_not_need_torch():
     code = (
         "import sys; sys.modules['torch'] = None\n"  # any `import torch` now raises ImportError
         "import datavet\n"
-        "assert datavet.probe and datavet.GradientMonitor and len(datavet.PROBES) == 14\n"
+        "assert datavet.probe and datavet.GradientMonitor and len(datavet.PROBES) == 18\n"
         "from datavet.cli import main\n"
         "assert main(['rule', 'M002']) == 0\n"
         "try:\n"

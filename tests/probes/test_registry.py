@@ -36,6 +36,10 @@ CONTRACT = {
     "M012": ("nonfinite-training-step", Severity.ERROR, "monitor"),
     "M013": ("future-leakage", Severity.WARNING, "model"),
     "M014": ("padding-in-loss", Severity.ERROR, "model"),
+    "M015": ("parameters-without-gradient", Severity.WARNING, "model"),
+    "M016": ("fp16-gradient-underflow", Severity.WARNING, "model"),
+    "M017": ("eval-pass-changes-model", Severity.ERROR, "model"),
+    "M018": ("zero-gradient-layer", Severity.WARNING, "monitor"),
 }
 
 
@@ -125,6 +129,6 @@ def test_select_probes_by_prefix_name_and_ignore():
     assert [p.code for p in select_probes("M", ignore="M002,nonfinite-forward")] == [
         c for c in model if c not in ("M002", "M004")
     ]
-    assert [p.code for p in select_probes(needs="monitor")] == ["M011", "M012"]
+    assert [p.code for p in select_probes(needs="monitor")] == ["M011", "M012", "M018"]
     with pytest.raises(UsageError):
         select_probes("X")

@@ -61,8 +61,9 @@ CAUSES: dict[str, Cause] = {
         Cause(
             "mask",
             "masks",
-            "by hand (datavet has no mask probe): recompute the loss on the mask positions "
-            "alone and compare; hide the future and check that the prediction changes",
+            "datavet probe (M013 future-leakage: a missing or off-by-one causal mask; M014 "
+            "padding-in-loss with padding_mask= or pad_id=: padding counted in the loss or "
+            "reaching real positions)",
         ),
         Cause(
             "eval_mode",

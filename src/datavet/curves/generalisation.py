@@ -69,17 +69,26 @@ class Overfitting(CurveRule):
 
     **How to fix**
     Stop at the minimum (early stopping on the validation loss); then more data, augmentation,
-    weight decay, dropout or a smaller model. Check the data first: duplicated training rows
-    (S002) shrink the effective training set, and a train/validation shift (L004) looks the same.
+    weight decay, dropout or a smaller model. When the validation loss never fell more than
+    ``min_val_drop`` (5%) below its first value, the finding is an error of another kind: the
+    model learned nothing that carries over (labels unrelated to the inputs: random, shuffled,
+    misaligned; the best validation loss stays at the class-prior entropy, ln C), and no
+    checkpoint is worth keeping: audit the data (B001). Check the data first: duplicated
+    training rows (S002) shrink the effective training set, and a train/validation shift (L004)
+    looks the same.
     """
 
     code = "C006"
     name = "overfitting"
     severity = Severity.WARNING
     summary = "validation loss rises while training loss falls, from the step the gap opened"
-    thresholds = {"min_points": 5, "min_rise": 0.2, "min_train_drop": 0.1}
+    thresholds = {"min_points": 5, "min_rise": 0.2, "min_train_drop": 0.1, "min_val_drop": 0.05}
     causes = (
-        ("data", "too few training samples, duplicates (S002), train/validation shift (L004)"),
+        (
+            "data",
+            "too few training samples, duplicates (S002), train/validation shift (L004), "
+            "labels unrelated to the inputs when validation never improved (B001)",
+        ),
         ("eval_mode", "dropout left off in training (model.eval() never undone)"),
         ("regularisation", "too much capacity or too little regularisation for the data"),
     )
@@ -111,6 +120,34 @@ class Overfitting(CurveRule):
             return
         at = float(vs[m])
         col = ctx.column("val_loss")
+        start = float(smooth[0])
+        if start > 0 and low >= (1 - o["min_val_drop"]) * start:
+            # the validation loss never got below its start: nothing carried over at all, so
+            # there is no good checkpoint to keep (the curve of labels unrelated to the inputs)
+            yield self.finding(
+                f"The validation loss ({col}) never fell below its start ({fmt(start)}; best "
+                f"{fmt(low)} at {ctx.at(at)}) and then rose {rise:.0%} to {fmt(end)}, while the "
+                f"training loss fell to {fmt(t_end)}: the model memorised the training set "
+                "and learned nothing that carries over. This is not ordinary overfitting: no "
+                "checkpoint is worth keeping. Labels unrelated to the inputs (shuffled, "
+                "misaligned, random) give this curve; a loss at its start is the class-prior "
+                "entropy (ln C for balanced classes).",
+                severity=Severity.ERROR,
+                columns=(col, ctx.column("train_loss")),
+                examples=ctx.example([at]),
+                metrics={
+                    "gap_step": at,
+                    "val_start": start,
+                    "val_min": low,
+                    "val_end": end,
+                    "rise": rise,
+                    "train_end": t_end,
+                },
+                hint="datavet audit TRAIN --test VAL --target LABEL: B001 no-signal says "
+                "whether a linear model finds anything; look at rows with their labels",
+            )
+            self.mark("val_loss", at, "never learned")
+            return
         yield self.finding(
             f"The validation loss ({col}) reached its lowest, {fmt(low)}, at {ctx.unit} "
             f"{step_text(at)} and rose {rise:.0%} since, to {fmt(end)} by {ctx.unit} "
@@ -146,7 +183,10 @@ class ValBetterThanTrain(CurveRule):
 
     **Why it matters**
     A network should not do better on data it has not seen. When it does all along, the two
-    numbers are not measured the same way or the validation data is not new: dropout or
+    numbers are not measured the same way. When the log has a dropout column above 0 (a column
+    whose name contains "dropout"), the finding is info: dropout active in training and off in
+    validation is the usual, benign cause. Otherwise the two numbers are not measured the same
+    way or the validation data is not new: dropout or
     augmentation that only runs in training (expected, but know it), a model left in train mode
     or switched to eval mode at the wrong time, a training loss averaged over an epoch while the
     model improved, or validation samples that are copies of (or easier than) training ones.
@@ -192,6 +232,22 @@ class ValBetterThanTrain(CurveRule):
             return
         med = float(np.median(ratio))
         col = ctx.column("val_loss")
+        dropout = _dropout_in_log(ctx)
+        if dropout is not None:
+            yield self.finding(
+                f"The validation loss ({col}) is below the training loss at "
+                f"{int(better.sum())} of {len(vv)} evaluations ({share:.0%}), by {1 - med:.0%} "
+                f"at the median, and the log shows dropout ({dropout}): dropout is active in "
+                "training and off in validation, the usual benign cause of this gap.",
+                severity=Severity.INFO,
+                columns=(col, ctx.column("train_loss")),
+                n_affected=int(better.sum()),
+                examples=ctx.example(vs[better]),
+                metrics={"share": share, "median_ratio": med, "pairs": len(vv)},
+                hint="to confirm, evaluate the training set in eval mode: the gap should close",
+            )
+            self.mark("val_loss", float(vs[0]), "val below train (dropout)")
+            return
         yield self.finding(
             f"The validation loss ({col}) is below the training loss at {int(better.sum())} of "
             f"{len(vv)} evaluations ({share:.0%}) from {ctx.at(float(vs[0]))} to "
@@ -207,6 +263,19 @@ class ValBetterThanTrain(CurveRule):
             "(datavet audit --test, S001)",
         )
         self.mark("val_loss", float(vs[0]), "val below train")
+
+
+def _dropout_in_log(ctx: CurveContext) -> str | None:
+    """'dropout = 0.5' when the log has a numeric column whose name contains "dropout" with a
+    value above 0; None otherwise."""
+    for name, values in ctx.log.extra.items():
+        if "dropout" not in str(name).lower():
+            continue
+        values = np.asarray(values, dtype=float)
+        values = values[np.isfinite(values)]
+        if len(values) and float(np.max(values)) > 0:
+            return f"{name} = {float(np.max(values)):g}"
+    return None
 
 
 class SuspiciouslyGoodValidation(CurveRule):

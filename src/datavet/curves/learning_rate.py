@@ -258,3 +258,65 @@ class LossOscillation(CurveRule):
             hint="lower the lr 3-10x; standardise the inputs",
         )
         self.mark(name, float(s[0]), "oscillation")
+
+
+class LearningRateCollapse(CurveRule):
+    """The logged learning rate falls to almost nothing long before the run ends.
+
+    **What it checks**
+    The learning-rate column (``lr``, ``learning_rate``...). It fires when the learning rate
+    drops below ``min_ratio`` (1e-4) of its peak and stays there for at least ``min_share``
+    (10%) of the logged steps. A cosine or linear decay that reaches 0 only at the last steps
+    stays quiet.
+
+    **Why it matters**
+    A schedule meant to be stepped once per epoch (``StepLR``, ``ExponentialLR``,
+    ``MultiStepLR``) but called once per batch decays hundreds of times too fast: with
+    ``StepLR(step_size=30, gamma=0.1)`` stepped every batch the learning rate is 1e-13 by step
+    400. Training goes on, the loss freezes, and nothing errors: the run looks like a plateau.
+
+    **How to fix**
+    Call ``scheduler.step()`` once per epoch for epoch-based schedules (after the inner batch
+    loop), or give the schedule its length in batches (``OneCycleLR``, ``CosineAnnealingLR``
+    with ``T_max`` = total steps). Check the logged lr against the schedule you meant.
+    """
+
+    code = "C010"
+    name = "learning-rate-collapse"
+    severity = Severity.WARNING
+    summary = "the learning rate falls to ~0 long before the run ends (schedule stepped per batch?)"
+    thresholds = {"min_ratio": 1e-4, "min_share": 0.1}
+    causes = (("learning_rate", "a per-epoch schedule stepped every batch, or a decay too fast"),)
+
+    def check(self, ctx: CurveContext):
+        ctx.require("lr")
+        steps, lr = ctx.points("lr")
+        ok = np.isfinite(lr) & (lr >= 0)
+        steps, lr = steps[ok], lr[ok]
+        if len(lr) < 5:
+            raise Skip("fewer than 5 readable learning rates")
+        peak_i = int(np.argmax(lr))
+        peak = float(lr[peak_i])
+        if not peak > 0:
+            raise Skip("the learning rate is 0 throughout")
+        low = lr < self.options["min_ratio"] * peak
+        low[:peak_i] = False  # warm-up from 0 is not a collapse
+        share = float(low.mean())
+        if share < self.options["min_share"]:
+            return
+        first = int(np.flatnonzero(low)[0])
+        at = float(steps[first])
+        col = ctx.column("lr")
+        yield self.finding(
+            f"The learning rate ({col}) fell from its peak {peak:g} to {float(lr[first]):g} by "
+            f"{ctx.at(at)} and {float(lr[-1]):g} at {ctx.at(float(steps[-1]))}: below "
+            f"{self.options['min_ratio']:g} of the peak for {share:.0%} of the logged steps, so "
+            "the model barely trains from there on. A per-epoch schedule stepped every batch "
+            "decays this fast.",
+            columns=(col,),
+            examples=ctx.example([at]),
+            metrics={"peak": peak, "collapse_step": at, "final_lr": float(lr[-1]), "share": share},
+            hint="call scheduler.step() once per epoch (after the batch loop) for StepLR/"
+            "ExponentialLR/MultiStepLR, or size the schedule in batches",
+        )
+        self.mark("lr", at, "lr collapsed")

@@ -9,7 +9,7 @@ from datavet.curves.generalisation import (
     ValBetterThanTrain,
 )
 from datavet.curves.gradients import GradientSpikes
-from datavet.curves.learning_rate import LossDivergence, LossOscillation
+from datavet.curves.learning_rate import LearningRateCollapse, LossDivergence, LossOscillation
 from datavet.curves.nonfinite import NonFiniteLoss
 from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
 from datavet.rules import choose, match_selector
@@ -24,6 +24,7 @@ CURVE_RULES: tuple[type[CurveRule], ...] = (
     ValBetterThanTrain,  # C007
     SuspiciouslyGoodValidation,  # C008
     GradientSpikes,  # C009
+    LearningRateCollapse,  # C010
 )
 
 BY_CODE: dict[str, type[CurveRule]] = {r.code: r for r in CURVE_RULES}

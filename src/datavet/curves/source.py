@@ -679,6 +679,12 @@ def _build(names, cells, mapping, *, source: str, fmt: str) -> CurveLog:
             continue
         if not logged[canon].any():
             notes.append(f"column {found[canon]!r} ({canon}) holds no values")
+    extra = {}  # dropout columns, raw (C007 reads only whether dropout was above 0)
+    for name in names:
+        if "dropout" in str(name).lower() and name not in found.values():
+            col = _numeric(cells[name])
+            if col is not None:
+                extra[str(name)] = np.where(col[1] == _VALUE, col[0], np.nan)
     return CurveLog(
         steps=uniq.astype(float),
         values=values,
@@ -689,6 +695,7 @@ def _build(names, cells, mapping, *, source: str, fmt: str) -> CurveLog:
         raw_rows=n_raw,
         step_from=step_from,
         notes=notes,
+        extra=extra,
     )
 
 

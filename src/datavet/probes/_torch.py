@@ -67,6 +67,8 @@ def nonfinite(obj: Any, batch: int | None) -> dict | None:
     for t in tensors(obj):
         if not (t.is_floating_point() or t.is_complex()):
             continue
+        if t.is_nested:  # eval-mode fast paths pass nested tensors between layers
+            t = t.to_padded_tensor(0.0)
         t = t.detach()
         bad = ~torch.isfinite(t)
         if not bool(bad.any()):

@@ -202,6 +202,12 @@ class SaturatedActivations(Probe):
         )
 
 
+def _pinned(row: dict) -> bool:
+    """Outputs that sit at one value far from 0: |mean| above 0.5 and 10 times the std."""
+    mean, std = row["mean"], row["std"]
+    return math.isfinite(mean) and abs(mean) > 0.5 and abs(mean) > 10 * std
+
+
 class VanishingActivations(Probe):
     """Activations that collapse toward 0 with depth, or ReLU layers that output 0 everywhere.
 
@@ -216,7 +222,10 @@ class VanishingActivations(Probe):
     **Why it matters**
     When activations shrink by a constant factor per layer, the deep layers carry no signal and
     their gradients vanish the same way: the last layers learn from noise and the first ones not
-    at all. A ReLU layer that is 0 almost everywhere passes no gradient ("dead ReLU").
+    at all. A ReLU layer that is 0 almost everywhere passes no gradient ("dead ReLU"). A layer
+    whose small std comes from outputs pinned at one value far from 0 (a sigmoid stuck at 1.0,
+    a tanh at -1) is reported as *saturated*, not vanishing: the cure there is smaller
+    pre-activations, not a larger init.
 
     **How to fix**
     Initialise with the variance the activation needs (Xavier for tanh/sigmoid, Kaiming/He for
@@ -250,6 +259,31 @@ class VanishingActivations(Probe):
         }
         if anchor["std"] > 0:
             low = [r for r in rows[1:] if r["std"] < ratio_limit * anchor["std"]]
+            # a layer whose outputs all sit at one value far from 0 (a sigmoid stuck at 1) is
+            # saturated, not vanishing: its std is small because its mean is pinned
+            stuck = [r for r in low if _pinned(r)]
+            low = [r for r in low if not _pinned(r)]
+            if stuck:
+                for r in stuck:
+                    r["flags"].append("saturated")
+                first = stuck[0]
+                yield self.finding(
+                    f"{_at(first)} outputs almost the same value everywhere: mean "
+                    f"{fmt(first['mean'])}, std {fmt(first['std'])} (layer "
+                    f"{anchor['depth']}'s std is {fmt(anchor['std'])}): the activation is "
+                    "saturated, pinned at the flat end of its range, not shrinking toward 0; its "
+                    "derivative is ~0 there, so almost no gradient passes.",
+                    columns=tuple(r["module"] for r in stuck[:20]),
+                    n_affected=len(stuck),
+                    metrics={
+                        "mean": first["mean"],
+                        "std": first["std"],
+                        "first_std": anchor["std"],
+                        "layer": first["depth"],
+                    },
+                    hint="shrink the pre-activations: smaller init or inputs, normalisation "
+                    "before the sigmoid/tanh, or a lower lr if training pushed them there",
+                )
             if low:
                 for r in low:
                     r["flags"].append("vanishing")

@@ -14,6 +14,8 @@ from datavet.probes.base import ProbeContext, isolated_rng
 from datavet.probes.registry import lookup, select_probes
 
 TASKS = ("auto", "classification", "regression")
+DEFAULT_BUDGET = 500  # training steps' worth of the user's model that all probes may spend
+MIN_BUDGET_S = 5.0  # a small model's budget is never below this: its steps cost microseconds
 BCE_FUNCTIONS = ("binary_cross_entropy", "binary_cross_entropy_with_logits")
 
 
@@ -157,6 +159,7 @@ def probe(
     task: str = "auto",
     optimizer_factory: Callable | None = None,
     train_step: Callable | None = None,
+    eval_step: Callable | None = None,
     select=None,
     ignore=None,
     fail_on: str | Severity = "error",
@@ -165,8 +168,9 @@ def probe(
     seed: int = 0,
     padding_mask=None,
     pad_id: int | None = None,
+    budget: float | None = DEFAULT_BUDGET,
 ):
-    """Run the model preflight probes (M001-M010, M013-M014) on one batch; return a Report.
+    """Run the model preflight probes (M001-M010, M013-M017) on one batch; return a Report.
 
     The probes are the training-side steps of a staged diagnosis: the initial loss against
     theory, overfitting the one batch, softmax applied twice, where a NaN/inf first appears
@@ -196,6 +200,9 @@ def probe(
     train_step : callable, optional
         ``train_step(model, optimizer, batch)``: one step of your loop, for M010 (skipped
         without it).
+    eval_step : callable, optional
+        ``eval_step(model, batch)``: your evaluation of one batch, for M017 (does it change
+        BatchNorm statistics? skipped without it).
     select, ignore : str or list of str
         Probe codes, prefixes or names, as for the audit rules.
     fail_on : {"info", "warning", "error"}
@@ -214,6 +221,13 @@ def probe(
     pad_id : int, optional
         Instead of ``padding_mask``: the pad token; padding is wherever the first ``(N, T)``
         integer tensor of the inputs (the token ids) equals it.
+    budget : float, optional
+        The most the probes may spend, in training steps of your model on this batch (one
+        forward, backward and Adam update, timed before the probes start; default 500, and
+        never less than 5 seconds). M002 trims its runs to fit: its default run first, then the
+        learning-rate sweep and the longer runs it uses as evidence when the default run does
+        not fit. The report gives the cost (``report.probes["cost"]``, and a note in the text).
+        ``None``: no limit.
 
     Returns
     -------
@@ -240,7 +254,11 @@ def probe(
         raise UsageError("loss_fn must be callable: loss_fn(output, target) -> scalar tensor")
     if task not in TASKS:
         raise UsageError(f"task must be one of {', '.join(TASKS)}, not {task!r}")
-    for name, fn in (("optimizer_factory", optimizer_factory), ("train_step", train_step)):
+    for name, fn in (
+        ("optimizer_factory", optimizer_factory),
+        ("train_step", train_step),
+        ("eval_step", eval_step),
+    ):
         if fn is not None and not callable(fn):
             raise UsageError(f"{name} must be callable")
     try:
@@ -285,9 +303,12 @@ def probe(
         seed=int(seed),
         optimizer_factory=optimizer_factory,
         train_step=train_step,
+        eval_step=eval_step,
         padding_mask=padding,
         padding_source=padding_source,
     )
+    if budget is not None and (isinstance(budget, bool) or not budget > 0):
+        raise UsageError(f"budget must be a positive number of steps, not {budget!r}")
     with isolated_rng(ctx.seed):
         try:
             clone = ctx.copy(train=True)
@@ -315,8 +336,16 @@ def probe(
     ctx.task, ctx.n_classes, ctx.task_reason = kind or "unknown", n_classes, reason
     ctx.class_dim = class_dim(main, target) if kind == "classification" else 1
 
+    step_s = _step_seconds(ctx)
+    ctx.shared["budget"] = {
+        "seconds": max(budget * step_s, MIN_BUDGET_S) if budget is not None else math.inf,
+        "step_s": step_s,
+        "started": time.perf_counter(),
+    }
     findings, outcomes, checks = [], [], {}
+    per_probe: dict[str, float] = {}
     for p in probes:
+        probe_started = time.perf_counter()
         try:
             if ctx.task == "unknown" and p.code in ("M001", "M003"):
                 raise Skip(f"the task is unknown ({reason}); pass task=")
@@ -337,10 +366,21 @@ def probe(
             )
             checks[p.code] = {"headline": f"crashed: {type(exc).__name__}"}
             continue
+        finally:
+            per_probe[p.code] = time.perf_counter() - probe_started
         findings.extend(found)
         status = Status.FAILED if found else Status.PASSED
         outcomes.append(Outcome(p.code, p.name, status, n_findings=len(found)))
         checks[p.code] = dict(p.details)
+    spent = sum(per_probe.values())
+    cost = {
+        "seconds": spent,
+        "step_seconds": step_s,
+        "steps": spent / step_s if step_s > 0 else None,
+        "budget_steps": float(budget) if budget is not None else None,
+        "budget_seconds": ctx.shared["budget"]["seconds"] if budget is not None else None,
+        "per_probe_steps": {k: (v / step_s if step_s > 0 else None) for k, v in per_probe.items()},
+    }
 
     from datavet.report import Report
 
@@ -372,7 +412,8 @@ def probe(
         notes=[
             f"model probes on {summary['class']} ({summary['parameters']:,} parameters, "
             f"{summary['device']}, {summary['dtype']}) with one batch of {n}; every probe used "
-            "a deep copy, so the model's weights, gradients, mode and RNG state are unchanged"
+            "a deep copy, so the model's weights, gradients, mode and RNG state are unchanged",
+            _cost_note(cost),
         ],
         probes={
             "kind": "model",
@@ -380,9 +421,46 @@ def probe(
             "checks": checks,
             "layers": layers["rows"] if layers else None,
             "monitor": None,
+            "cost": cost,
         },
         duration_s=duration if math.isfinite(duration) else None,
     )
+
+
+def _step_seconds(ctx: ProbeContext) -> float:
+    """Seconds of one training step of the model on the batch (forward, backward, Adam update of
+    a copy), the unit of the probes' budget: the fastest of three timed steps after one warm-up
+    step (allocators, kernels, Adam's state)."""
+    torch = _torch()
+    times = []
+    with isolated_rng(ctx.seed):
+        try:
+            model = ctx.copy(train=True)
+            params = [p for p in model.parameters() if p.requires_grad]
+            opt = torch.optim.Adam(params, lr=0.0) if params else None
+            for _ in range(4):
+                if ctx.device.type == "cuda":
+                    torch.cuda.synchronize(ctx.device)
+                t0 = time.perf_counter()
+                loss = ctx.loss(ctx.forward(model))
+                if opt is not None and loss.requires_grad:
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                if ctx.device.type == "cuda":
+                    torch.cuda.synchronize(ctx.device)
+                times.append(time.perf_counter() - t0)
+        except Exception:  # the probes report what fails; the unit then falls back
+            pass
+    return max(min(times[1:]) if len(times) > 1 else (times[0] if times else 0.0), 1e-6)
+
+
+def _cost_note(cost: dict) -> str:
+    steps = cost["steps"]
+    budget = cost["budget_steps"]
+    worth = f", about {steps:,.0f} training steps of this model" if steps is not None else ""
+    limit = f" (budget {budget:,.0f})" if budget is not None else " (no budget)"
+    return f"probe cost: {cost['seconds']:.2f} s{worth}{limit}"
 
 
 __all__ = ["class_dim", "detect_task", "probe"]

@@ -92,6 +92,7 @@ class ProbeContext:
     class_dim: int = 1  # where the classes are in the output: 1, or -1 for (N, T, C) logits
     optimizer_factory: Callable | None = None
     train_step: Callable | None = None
+    eval_step: Callable | None = None  # eval_step(model, batch): the user's evaluation (M017)
     output: Any = None  # the detached output of a seeded train-mode forward pass of a copy
     padding_mask: Any = None  # (N, T) bool, True = padding (M014); None when not declared
     padding_source: str = ""  # how the padding was given, for messages
@@ -117,6 +118,15 @@ class ProbeContext:
     def isolated(self):
         """Seed every RNG the model may draw from, and restore them all on exit."""
         return isolated_rng(self.seed)
+
+    def steps_left(self) -> float:
+        """What is left of the probes' budget, in training steps of the model (inf: none)."""
+        import time
+
+        b = self.shared.get("budget")
+        if not b or b["seconds"] == float("inf") or b["step_s"] <= 0:
+            return float("inf")
+        return (b["seconds"] - (time.perf_counter() - b["started"])) / b["step_s"]
 
     def cached(self, key: str, compute: Callable[[], Any]) -> Any:
         if key not in self.shared:

@@ -63,6 +63,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--lr", type=float, metavar="LR", help="M002's Adam learning rate (default 1e-2)"
     )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=500,
+        metavar="STEPS",
+        help="the most the probes may spend, in training steps of the model (default 500)",
+    )
     p.add_argument("--seed", type=int, default=0, help="the seed the probes run under (default 0)")
     p.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
     return p
@@ -208,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             padding_mask=parts.get("padding_mask"),
             pad_id=parts.get("pad_id"),
+            budget=args.budget,
         )
     if args.format == "text":
         from datavet.cli import _use_colour

@@ -56,8 +56,10 @@ class DoubleSoftmax(Probe):
 
     **How to fix**
     Remove the final ``Softmax`` (``Sigmoid``) from the model and keep ``cross_entropy``
-    (``binary_cross_entropy_with_logits``), applying softmax only at inference; or keep the
-    softmax and use ``nll_loss(torch.log(p + eps), y)``.
+    (``binary_cross_entropy_with_logits``), applying softmax only at inference. A model that must
+    return log-probabilities ends with ``log_softmax`` and trains with ``nll_loss``;
+    ``nll_loss(torch.log(softmax(z)))`` is the unstable pattern (the log of a probability that
+    underflowed to 0 is -inf).
     """
 
     code = "M003"
@@ -126,6 +128,7 @@ class DoubleSoftmax(Probe):
                 "nll_of_probabilities": on_probs,
                 **({"loss_floor": floor} if floor is not None else {}),
             },
-            hint="remove the final softmax/sigmoid from the model (apply it only at inference), "
-            "or use nll_loss(log(p))",
+            hint="remove the final softmax/sigmoid from the model (apply it only at inference); "
+            "if the model must return log-probabilities, end it with log_softmax and use "
+            "nll_loss (not nll_loss(log(softmax)): log of a softmax underflows to -inf)",
         )

@@ -57,6 +57,21 @@ def references(ctx: ProbeContext, output) -> list[dict]:
                 "value": zero,
             }
         )
+        try:
+            with torch.no_grad():
+                mean = y.float().mean(0, keepdim=True).expand_as(y).reshape(output.shape)
+                at_mean = float(ctx.loss(mean.to(output.dtype)))
+        except Exception:
+            at_mean = math.nan
+        if math.isfinite(at_mean):
+            refs.append(
+                {
+                    "name": "predicting the mean",
+                    "formula": "var(y)" if is_mse else "loss(mean(y), y)",
+                    "value": at_mean,
+                    "scale_only": True,  # what a standardised target's untrained loss is
+                }
+            )
     return refs
 
 
@@ -70,6 +85,9 @@ class InitialLoss(Probe):
     predicting 0, ``mean(y^2)`` with MSE. The check is two-sided: it fires when the loss is more
     than ``tolerance`` times above or below every reference, and says which reference matched
     when one does. The seed's normal model starts at 1.663 against ``ln 5 = 1.609``.
+    For regression it also fires when predicting 0 costs more than ``tolerance`` times predicting
+    the target's mean (``var(y)`` with MSE): an untrained model outputs about 0, so its loss
+    "matches" the predicting-0 reference exactly when the target is far from standard scale.
 
     **Why it matters**
     A loss far above theory means the initial outputs are large and confident: unnormalised
@@ -107,6 +125,33 @@ class InitialLoss(Probe):
         for r in refs:
             r["ratio"] = loss / r["value"]
             r["matched"] = 1 / tol <= r["ratio"] <= tol
+        scale = next((r for r in refs if r.get("scale_only")), None)
+        zero = next((r for r in refs if r["name"] == "predicting 0"), None)
+        if scale is not None and zero is not None and zero["value"] > tol * scale["value"]:
+            # predicting 0 costs far more than predicting the mean: the target sits far from 0
+            # (unscaled), so "matching predicting 0" is what an unscaled target gives
+            self.details = {
+                "initial_loss": loss,
+                "references": refs,
+                "matched": None,
+                "tolerance": tol,
+                "headline": f"{loss:.4g} vs {scale['formula']} = {scale['value']:.4g}",
+            }
+            yield self.finding(
+                f"Initial loss {loss:.4g} is {scale['ratio']:.3g}x the loss of predicting the "
+                f"target's mean ({scale['formula']} = {scale['value']:.4g}): the target is far "
+                f"from standard scale (predicting 0 costs {zero['value']:.4g}), so the network "
+                "spends its first steps learning the target's offset and scale.",
+                metrics={
+                    "initial_loss": loss,
+                    "reference": scale["value"],
+                    "ratio": scale["ratio"],
+                },
+                hint="standardise the regression target ((y - mean) / std, undo at inference), "
+                "or initialise the output bias to mean(y)",
+            )
+            return
+        refs = [r for r in refs if not r.get("scale_only")]
         best = min(refs, key=lambda r: abs(math.log(r["ratio"])) if r["ratio"] > 0 else math.inf)
         listed = "; ".join(f"{r['name']} {r['formula']} = {r['value']:.4g}" for r in refs)
         self.details = {

@@ -74,6 +74,35 @@ class NonFiniteStep(Probe):
     needs = "monitor"
 
 
+class ZeroGradientLayer(Probe):
+    """Parameters whose gradient is zero (or missing) at every step the monitor looked at.
+
+    **What it checks**
+    Read from a :class:`datavet.GradientMonitor`: the per-parameter gradient norms it records
+    every ``layer_every`` steps. A trainable parameter whose norm is exactly 0 at every one of
+    at least ``min_snapshots`` (2) snapshots, or that never had a gradient at any recorded step,
+    is named, with its share of the trainable weights.
+
+    **Why it matters**
+    A layer whose gradient stays at 0 does not train: a detached path, a ReLU layer that died
+    (every unit outputs 0), an embedding row never looked up, a branch the loss never reaches.
+    The loss goes down anyway (the other layers learn), so nothing in the curve says so; the
+    gradient norms do, and nobody reads per-layer norms of a long run by hand.
+
+    **How to fix**
+    For a detached or disconnected parameter: remove the ``.detach()``/``no_grad()``/``.data``
+    on its path (``datavet probe``, M015, names it on one batch). For a dead ReLU layer: a lower
+    learning rate, Kaiming initialisation, LeakyReLU/GELU (M007 reads the activations).
+    """
+
+    code = "M018"
+    name = "zero-gradient-layer"
+    severity = Severity.WARNING
+    summary = "parameters whose gradient stays at zero (or missing) during training"
+    thresholds = {"min_snapshots": 2}
+    needs = "monitor"
+
+
 def _positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError(f"GradientMonitor: {name} must be a positive integer, not {value!r}")
@@ -86,7 +115,8 @@ class GradientMonitor:
     Call :meth:`step` after ``loss.backward()`` (before ``optimizer.step()`` or gradient
     clipping, to see the raw gradients). The global gradient norm is recorded every step, the
     per-parameter norms every ``layer_every`` steps. :meth:`report` returns a
-    :class:`datavet.Report` with rules M011 (gradient spikes) and M012 (first non-finite step).
+    :class:`datavet.Report` with rules M011 (gradient spikes), M012 (first non-finite step) and
+    M018 (parameters whose gradient stays at zero).
 
     Parameters
     ----------
@@ -150,6 +180,8 @@ class GradientMonitor:
         self._count = 0
         self._model = None
         self._params: list = []
+        self._trainable: dict[str, int] = {}  # trainable parameter -> number of elements
+        self._with_grad: set[str] = set()  # parameters that had a gradient at some step
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -163,6 +195,7 @@ class GradientMonitor:
         if self._model is not model or self._count % self.layer_every == 0:
             # named_parameters() walks every module: cache it, refreshed at each layer snapshot
             self._model, self._params = model, list(model.named_parameters())
+            self._trainable = {n: p.numel() for n, p in self._params if p.requires_grad}
         names, grads = [], []
         for n, p in self._params:
             if p.grad is not None:
@@ -176,6 +209,7 @@ class GradientMonitor:
         names = tuple(names)
         if names != self._names:
             self._names = names  # one shared tuple while the set of parameters stays the same
+            self._with_grad.update(names)
         with torch.no_grad():
             per = _norms(torch, grads)
             total = torch.linalg.vector_norm(per)
@@ -300,7 +334,8 @@ class GradientMonitor:
         fail_on: str | Severity = "error",
         severity: Mapping[str, str | Severity] | None = None,
     ):
-        """A :class:`datavet.Report` with M011 and M012 (findings, outcomes) and the norm curve."""
+        """A :class:`datavet.Report` with M011, M012 and M018 (findings, outcomes) and the norm
+        curve."""
         from datavet.report import Report
 
         self._flush()
@@ -314,10 +349,12 @@ class GradientMonitor:
             },
         )
         nan_rule = NonFiniteStep(severity=levels.get("M012"))
+        zero_rule = ZeroGradientLayer(severity=levels.get("M018"))
         findings, outcomes = [], []
         for rule, found in (
             (spike_rule, self._spike_findings(spike_rule)),
             (nan_rule, self._nonfinite_findings(nan_rule)),
+            (zero_rule, self._zero_findings(zero_rule)),
         ):
             if not self._count:
                 outcomes.append(
@@ -360,6 +397,7 @@ class GradientMonitor:
                 if first
                 else "every step finite"
             },
+            "M018": {"headline": f"{len(self.zero_gradient())} parameter(s) without gradient"},
         }
 
     def _spike_findings(self, rule: GradientSpike) -> list:
@@ -386,6 +424,44 @@ class GradientMonitor:
                     "max_norm": max(s["norm"] for s in spikes),
                 },
                 hint="inspect those steps' batches; clip gradients or lower the learning rate",
+            )
+        ]
+
+    def zero_gradient(self) -> list[str]:
+        """Trainable parameters with no gradient at any recorded step, or a zero norm at every
+        layer snapshot (at least two)."""
+        self._flush()
+        never = [n for n in self._trainable if n not in self._with_grad]
+        snaps = [d for _, d in self._layers]
+        zero = []
+        if len(snaps) >= int(ZeroGradientLayer.thresholds["min_snapshots"]):
+            zero = [
+                n
+                for n in self._trainable
+                if n in self._with_grad and all(d.get(n, 0.0) == 0.0 for d in snaps)
+            ]
+        return never + zero
+
+    def _zero_findings(self, rule: ZeroGradientLayer) -> list:
+        names = self.zero_gradient()
+        if not names:
+            return []
+        total = sum(self._trainable.values()) or 1
+        share = sum(self._trainable.get(n, 0) for n in names) / total
+        listed = ", ".join(names[:MAX_LISTED]) + (
+            f" (+{len(names) - MAX_LISTED} more)" if len(names) > MAX_LISTED else ""
+        )
+        return [
+            rule.finding(
+                f"{len(names)} trainable parameter(s) had a zero or missing gradient at every "
+                f"step the monitor looked at ({len(self._layers)} snapshot(s) of "
+                f"{self._count:,} steps): {listed}; {share:.1%} of the trainable weights are not "
+                "training.",
+                columns=tuple(names[:20]),
+                n_affected=len(names),
+                metrics={"parameters": len(names), "share": share},
+                hint="look for a detach/no_grad/.data on their path (datavet probe M015) or a "
+                "dead ReLU layer (M007)",
             )
         ]
 

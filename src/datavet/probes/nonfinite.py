@@ -26,7 +26,7 @@ def forward_trace(ctx: ProbeContext) -> dict:
     """
     import torch
 
-    from datavet.probes._torch import bad_gradients, nonfinite
+    from datavet.probes._torch import bad_gradients, nonfinite, tensors
 
     trace: dict = {"inputs": nonfinite(ctx.inputs, ctx.batch_size), "first": None}
     with ctx.isolated():
@@ -46,6 +46,14 @@ def forward_trace(ctx: ProbeContext) -> dict:
                             "leaf": next(module.children(), None) is None,
                             # its input was already bad: code in the caller's forward made it
                             "inherited": nonfinite(args, ctx.batch_size) is not None,
+                            "dtype": next(
+                                (
+                                    str(t.dtype).replace("torch.", "")
+                                    for t in tensors(output)
+                                    if t.is_floating_point()
+                                ),
+                                None,
+                            ),
                             "parent": parent,
                             "parent_type": (
                                 type(modules[parent]).__name__ if parent is not None else None
@@ -100,6 +108,9 @@ class NonFiniteForward(Probe):
     ``backward()`` every parameter whose gradient is non-finite is listed. Non-finite values
     already in the batch's inputs are reported before any module. Only ``nn.Module`` calls are
     hooked: a ``torch.log`` inside a module's own ``forward`` is reported as that module.
+    When the train-mode pass is finite, an eval-mode pass of a copy is checked the same way:
+    output that is non-finite only in eval mode (the path validation and inference take) is a
+    finding, with the key-padding-mask polarity as the usual cause.
 
     **Why it matters**
     The loss can stay finite while the network is already broken: in the seed, ``log(0) = -inf``
@@ -188,8 +199,14 @@ class NonFiniteForward(Probe):
                     "loss": t["loss"],
                     "nonfinite_gradients": len(grads),
                 },
-                hint="fix the data at those rows or protect the operation's domain "
-                "(log(x + eps), clamp before exp)",
+                hint=(
+                    "float16 overflows above 65,504: run the model under torch.autocast (it "
+                    "keeps softmax, norms and reductions in float32) with a GradScaler, or use "
+                    "bfloat16; keep activations small (normalisation, smaller init)"
+                    if first.get("dtype") == "float16" and first["inf"] and not first["inherited"]
+                    else "fix the data at those rows or protect the operation's domain "
+                    "(log(x + eps), clamp before exp)"
+                ),
             )
             return
         if not t["loss_finite"]:
@@ -203,7 +220,73 @@ class NonFiniteForward(Probe):
                 "or targets outside the loss's domain",
             )
             return
+        bad_eval = ctx.cached("eval_trace", lambda: eval_trace(ctx))
+        if bad_eval is not None:
+            where = rows_phrase(bad_eval["rows"], bad_eval["n_rows"])
+            label = (
+                f"{bad_eval['module']!r} ({bad_eval['type']})"
+                if bad_eval["module"]
+                else bad_eval["type"]
+            )
+            self.details["headline"] = f"eval mode only: {bad_eval['type']}"
+            self.details["eval_first"] = bad_eval
+            yield self.finding(
+                f"The forward pass is finite in train mode (loss {t['loss']:.4g}) but not in "
+                + (
+                    f"eval mode: {label} is the first to output {_what(bad_eval)}"
+                    if bad_eval["module"]
+                    else f"eval mode: the model's output holds {_what(bad_eval)}"
+                )
+                + (f" in {where}" if where else "")
+                + ". Validation and inference run this path. The usual cause is a key-padding "
+                "mask with the wrong polarity: a Hugging Face attention_mask (1 = keep) passed "
+                "as key_padding_mask / src_key_padding_mask (True = ignore) masks every real "
+                "token, and PyTorch's eval-mode attention returns NaN for rows with no key left.",
+                columns=(bad_eval["module"] or bad_eval["type"],),
+                n_affected=bad_eval["n_rows"] or None,
+                examples=(bad_eval["rows"] or [])[:MAX_ROWS],
+                metrics={"nan": bad_eval["nan"], "inf": bad_eval["inf"], "loss": t["loss"]},
+                hint="pass key_padding_mask=(attention_mask == 0); then look for other "
+                "eval-only paths (BatchNorm running statistics, dropout-free branches)",
+            )
+            return
         self.details["headline"] = f"finite (loss {t['loss']:.4g})"
+
+
+def eval_trace(ctx: ProbeContext) -> dict | None:
+    """Where an eval-mode forward pass of a copy (no gradients) turns non-finite, or None when
+    its output is finite. The first pass runs without hooks (a forward hook switches PyTorch's
+    eval-mode fast paths off, and they are what can differ); when its output is bad, a second
+    pass with hooks names the first module, if the hooked path is bad too."""
+    import torch
+
+    from datavet.probes._torch import nonfinite
+
+    with ctx.isolated(), torch.no_grad():
+        output = ctx.forward(ctx.copy(train=False))
+    bad = nonfinite(output, ctx.batch_size)
+    if bad is None:
+        return None
+    first: dict = {}
+
+    def hook(name):
+        def record(module, args, out):
+            if not first:
+                found = nonfinite(out, ctx.batch_size)
+                if found is not None:
+                    first.update({"module": name, "type": type(module).__name__, **found})
+
+        return record
+
+    with ctx.isolated(), torch.no_grad():
+        model = ctx.copy(train=False)
+        handles = [m.register_forward_hook(hook(n)) for n, m in model.named_modules()]
+        try:
+            ctx.forward(model)
+        finally:
+            for h in handles:
+                h.remove()
+    return first or {"module": "", "type": "the model's output", **bad}
 
 
 def _source_line(text: str) -> dict | None:

@@ -6,6 +6,9 @@ from datavet.findings import Severity
 from datavet.probes.base import Probe, ProbeContext, Skip
 
 MAX_CURVE_POINTS = 101
+SWEEP_FACTORS = (0.1, 0.3, 3.0)  # learning rates tried, as multiples of ``lr``
+MIN_STEPS = 20  # the fewest steps a budget trims a run to
+LOW_PRECISION = ("float16", "bfloat16")
 
 
 def _curve(losses: list[float]) -> list[list[float]]:
@@ -19,15 +22,213 @@ def _curve(losses: list[float]) -> list[list[float]]:
     return [[i, losses[i]] for i in idx]
 
 
+class _Run:
+    """One training run of a copy of the model on the batch, which can be continued.
+
+    Low-precision (fp16/bf16) weights trained by datavet's own Adam get an fp32 master copy and
+    a dynamic loss scale (mixed-precision training): Adam's ``eps`` (1e-8) is 0 in fp16, so
+    Adam stepping fp16 weights directly divides by 0 and turns them NaN.
+    """
+
+    def __init__(self, ctx: ProbeContext, *, lr: float | None, label: str) -> None:
+        import torch
+
+        self.ctx, self.label, self.lr = ctx, label, lr
+        self.model = ctx.copy(train=True)
+        self.named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+        self.params = [p for _, p in self.named]
+        if not self.params:
+            raise Skip("the model has no trainable parameter")
+        self.before = [p.detach().clone() for p in self.params]
+        self.master = None
+        low = any(str(p.dtype).replace("torch.", "") in LOW_PRECISION for p in self.params)
+        if lr is None:  # the user's optimizer, on the model's own weights
+            self.opt = ctx.optimizer_factory(self.params)
+            self.label = type(self.opt).__name__
+        elif low:
+            self.master = [p.detach().float().clone().requires_grad_(True) for p in self.params]
+            self.opt = torch.optim.Adam(self.master, lr=lr)
+            self.label = f"{label}, fp32 master weights"
+        else:
+            self.opt = torch.optim.Adam(self.params, lr=lr)
+        self.scale = 2.0**12
+        self.losses: list[float] = []
+        self.bad_step: int | None = None
+        self.steps = 0
+        self.no_grad: list[str] | None = None  # parameters the first backward gave no gradient
+
+    def _record_grads(self) -> None:
+        if self.no_grad is None:
+            self.no_grad = [
+                n for n, p in self.named if p.grad is None or not bool(p.grad.detach().any())
+            ]
+
+    def _measure(self) -> float:
+        import torch
+
+        with torch.no_grad():
+            return float(self.ctx.loss(self.ctx.forward(self.model)).detach().float())
+
+    def advance(self, n: int) -> None:
+        """n more updates, measuring the loss before each."""
+        import torch
+
+        for _ in range(n):
+            if self.bad_step is not None:
+                return
+            loss = self.ctx.loss(self.ctx.forward(self.model))
+            value = float(loss.detach().float())
+            self.losses.append(value)
+            if not math.isfinite(value):
+                self.bad_step = self.steps
+                return
+            if not loss.requires_grad:
+                raise Skip("the loss does not require grad: no trainable parameter reaches it")
+            if self.master is None:
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                self._record_grads()
+                self.opt.step()
+            else:
+                for p in self.params:
+                    p.grad = None
+                (loss.float() * self.scale).backward()
+                self._record_grads()
+                grads = [
+                    None if p.grad is None else p.grad.float() / self.scale for p in self.params
+                ]
+                if any(g is not None and not bool(torch.isfinite(g).all()) for g in grads):
+                    self.scale /= 2  # overflow in the scaled backward: skip the step
+                else:
+                    for m, g in zip(self.master, grads):
+                        m.grad = g
+                    self.opt.step()
+                    with torch.no_grad():
+                        for p, m in zip(self.params, self.master):
+                            p.copy_(m)
+            self.steps += 1
+
+    def final(self) -> float:
+        """The loss after the last update (a measuring pass, as in the seed)."""
+        if self.bad_step is None:
+            value = self._measure()
+            self.losses.append(value)
+            if not math.isfinite(value):
+                self.bad_step = self.steps
+        return self.losses[-1]
+
+    def never_updated(self) -> list[str]:
+        import torch
+
+        return [n for (n, p), b in zip(self.named, self.before) if torch.equal(p.detach(), b)]
+
+
+def loss_floor(ctx: ProbeContext, output, steps: int = 300) -> float | None:
+    """The lowest loss the loss function allows on this batch: the loss of a free output tensor
+    (no model) optimised directly. 0 for cross-entropy or MSE; the entropy of the smoothed labels
+    with label smoothing. None when the loss cannot take a free output."""
+    import torch
+
+    if output is None or not output.is_floating_point():
+        return None
+    z = output.detach().float().clone().requires_grad_(True)
+    opt = torch.optim.Adam([z], lr=0.5)
+    best = math.inf
+    try:
+        for _ in range(steps):
+            loss = ctx.loss(z)
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                return None
+            best = min(best, value)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    except Exception:
+        return None
+    return max(best, 0.0) if math.isfinite(best) else None
+
+
+def linear_baseline(ctx: ProbeContext, output, steps: int) -> float | None:
+    """The lowest loss a linear map from the flattened inputs to the output reaches on the batch
+    (Adam at two learning rates); None for non-float inputs or a huge map."""
+    import torch
+
+    from datavet.probes._torch import tensors
+
+    xs = [t for t in tensors(ctx.inputs) if t.is_floating_point() and t.ndim >= 1]
+    if len(xs) != 1 or output is None or not output.is_floating_point():
+        return None
+    n = ctx.batch_size
+    if xs[0].shape[0] != n or output.ndim < 1 or output.shape[0] != n:
+        return None
+    x = xs[0].detach().float().reshape(n, -1)
+    x = (x - x.mean(0)) / (x.std(0, unbiased=False) + 1e-6)
+    d_out = int(output[0].numel())
+    if x.shape[1] * d_out > 4_000_000:
+        return None
+    best = math.inf
+    for lr in (1e-2, 1e-1):
+        gen = torch.Generator(device=x.device).manual_seed(ctx.seed)
+        w = torch.randn(x.shape[1], d_out, generator=gen, device=x.device) * 0.01
+        w.requires_grad_(True)
+        b = torch.zeros(d_out, device=x.device, requires_grad=True)
+        opt = torch.optim.Adam([w, b], lr=lr)
+        try:
+            for _ in range(steps + 1):
+                out = (x @ w + b).reshape(output.shape)
+                loss = ctx.loss(out)
+                value = float(loss.detach())
+                if not math.isfinite(value):
+                    break
+                best = min(best, value)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        except Exception:
+            return None
+    return best if math.isfinite(best) else None
+
+
+def _still_falling(losses: list[float], floor: float, min_drop: float) -> bool:
+    """The last third of the run lowered the loss by more than ``min_drop`` of its gap to the
+    floor."""
+    if len(losses) < 6:
+        return True
+    k = len(losses) // 3
+    start, end = min(losses[: len(losses) - k]), losses[-1]
+    gap = end - floor
+    return math.isfinite(end) and start - end > min_drop * max(gap, 1e-12)
+
+
 class OverfitBatch(Probe):
-    """A copy of the model, trained on the one batch, cannot drive the loss toward 0.
+    """A copy of the model, trained on the one batch, cannot drive the loss toward its floor.
 
     **What it checks**
     A copy of the model is trained on the batch alone for ``steps`` updates (Adam, ``lr``, or
-    the ``optimizer_factory`` you pass) and fails when the final loss is above ``max_ratio`` of
-    the initial loss, or turns non-finite. Parameters that never changed are named. In the seed,
-    the normal model goes from 1.663 to 0.0003 in 300 steps; the same model with a second softmax
-    stalls at 0.9674.
+    the ``optimizer_factory`` you pass). It passes when the final loss falls below ``max_ratio``
+    of the way from the initial loss to the loss's floor. The floor is what the loss function
+    allows on this batch, found by optimising a free output tensor: 0 for cross-entropy or MSE,
+    the entropy of the smoothed labels with label smoothing. In the seed, the normal model goes
+    from 1.663 to 0.0003 in 300 steps; the same model with a second softmax stalls at 0.9674.
+
+    When the default recipe does not get there, the probe gathers evidence before it speaks:
+    parameters that never changed (named: a detached or frozen path is conclusive); a short
+    learning-rate sweep with Adam (``lr`` x 0.1, 0.3, 3; your optimizer's run is the first
+    when you pass one); more steps while the loss is still falling (up to ``max_steps``); and a
+    linear map from the flattened inputs trained on the same batch, which says whether the batch
+    can be memorised by a model of little capacity at all. The verdict is then one of:
+
+    - *stuck* (error): no learning rate fits, the loss no longer falls, and the model does worse
+      than the linear baseline, or parameters never change;
+    - *fits at another learning rate* (info): the fix says which, lower or higher (a deep
+      ``tanh`` stack often needs a lower one);
+    - *slow* (info): still falling when the step cap is reached, with the figures;
+    - *too little capacity* (info): neither the model nor the linear baseline can memorise the
+      batch (a logistic regression, a narrow bottleneck), and the model does at least as well.
+
+    fp16/bf16 models are trained by the probe with an fp32 master copy of the weights and a loss
+    scale, as mixed-precision training does (Adam stepping fp16 weights directly turns them NaN).
 
     This checks that the training path is wired (model, loss, backward, update), **not** that
     the data is right: with labels shuffled at random the seed's model still reaches 0.0004,
@@ -39,107 +240,278 @@ class OverfitBatch(Probe):
     dataset. A model that cannot memorise 16 samples will not learn from a million. Typical
     causes: softmax before a loss that applies log-softmax again (M003), a detached tensor or
     frozen layer that blocks the gradient, targets of the wrong shape broadcast by the loss,
-    an output layer squashed into a narrow range, a learning rate far too small.
+    an output layer squashed into a narrow range.
 
     **How to fix**
-    Read the message's list of parameters that never changed (detached or frozen paths); remove
-    a final softmax when the loss is ``cross_entropy``; check target shapes against the output;
-    then try a larger ``lr``. A loss with a floor above 0 (label smoothing, a regulariser in the
-    loss) needs a larger ``max_ratio``.
+    Read the message: it names parameters that never changed (detached or frozen paths) and the
+    learning rate that worked, if one did. Remove a final softmax when the loss is
+    ``cross_entropy``; check target shapes against the output. ``steps``, ``lr``,
+    ``max_ratio``, ``max_steps`` and ``sweep`` (0 turns the evidence runs off) are thresholds.
     """
 
     code = "M002"
     name = "cannot-overfit-batch"
     severity = Severity.ERROR
-    summary = "a copy trained on one batch does not drive the loss toward 0"
-    thresholds = {"steps": 300, "lr": 1e-2, "max_ratio": 0.05}
+    summary = "a copy trained on one batch does not drive the loss toward its floor"
+    thresholds = {"steps": 300, "lr": 1e-2, "max_ratio": 0.05, "max_steps": 1200, "sweep": 1}
 
     def check(self, ctx: ProbeContext):
-        import torch
-
         steps = int(self.options["steps"])
         if steps < 1:
             raise Skip("steps < 1")
+        asked = steps
+        left = ctx.steps_left()
+        if left < steps * 1.2:  # the default run and its measuring passes must fit the budget
+            steps = max(MIN_STEPS, int(left / 1.2))
+        lr = float(self.options["lr"])
+        max_ratio = float(self.options["max_ratio"])
         with ctx.isolated():
-            model = ctx.copy(train=True)
-            named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-            if not named:
-                raise Skip("the model has no trainable parameter")
-            params = [p for _, p in named]
-            before = [p.detach().clone() for p in params]
-            if ctx.optimizer_factory is not None:
-                opt = ctx.optimizer_factory(params)
-                opt_name = type(opt).__name__
-            else:
-                opt = torch.optim.Adam(params, lr=float(self.options["lr"]))
-                opt_name = f"Adam, lr {self.options['lr']:g}"
-            losses: list[float] = []
-            bad_step = None
-            for step in range(steps + 1):  # the last pass only measures, as in the seed
-                if step == steps:
-                    with torch.no_grad():
-                        loss = ctx.loss(ctx.forward(model))
-                else:
-                    loss = ctx.loss(ctx.forward(model))
-                value = float(loss.detach())
-                losses.append(value)
-                if not math.isfinite(value):
-                    bad_step = step
-                    break
-                if step == steps:
-                    break
-                if not loss.requires_grad:
-                    raise Skip("the loss does not require grad: no trainable parameter reaches it")
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-            frozen = [n for (n, p), b in zip(named, before) if torch.equal(p.detach(), b)]
-
+            user = ctx.optimizer_factory is not None
+            main = _Run(ctx, lr=None if user else lr, label=f"Adam, lr {lr:g}")
+            main.advance(steps)
+            main.final()
+            frozen = main.no_grad or []
+            unchanged = main.never_updated()
+            floor = loss_floor(ctx, ctx.output) or 0.0
+        losses = main.losses
         first, last = losses[0], losses[-1]
         ratio = last / first if first > 0 and math.isfinite(first) else math.nan
+        n_params = sum(p.numel() for p in main.params)
+        frozen_share = (
+            sum(p.numel() for (n, p) in main.named if n in set(frozen)) / n_params
+            if n_params
+            else 0.0
+        )
         self.details = {
             "steps": steps,
-            "optimizer": opt_name,
+            "optimizer": main.label,
             "initial_loss": first,
             "final_loss": last,
             "ratio": ratio,
-            "never_updated": frozen,
+            "floor": floor,
+            "never_updated": unchanged,
+            "no_gradient": frozen,
+            "no_gradient_share": frozen_share,
             "curve": _curve(losses),
-            "nonfinite_step": bad_step,
+            "nonfinite_step": main.bad_step,
+            "sweep": [],
+            "model_steps": main.steps,
         }
+        if steps < asked:
+            self.details["budget_note"] = f"trimmed from {asked} to {steps} steps by the budget"
+        if main.bad_step is None and first <= 1e-12:
+            raise Skip(f"the initial loss is already {first:.3g}")
+
+        def target(start: float) -> float:
+            return floor + max_ratio * (start - floor)
+
+        fits = main.bad_step is None and last <= target(first)
+        self.details["headline"] = (
+            f"{first:.4g} -> {last} at step {main.bad_step}"
+            if main.bad_step is not None
+            else f"{first:.4g} -> {last:.4g} in {steps} steps"
+            + (f" (floor {floor:.4g})" if floor > 1e-3 * first else "")
+        )
+        if fits:
+            return
+        setup = f"on this one batch of {ctx.batch_size} samples"
+        opt_name = main.label
         stuck = (
-            f" {len(frozen)} trainable parameter(s) never changed: {', '.join(frozen[:8])}"
+            f" {len(frozen)} trainable parameter(s), {frozen_share:.0%} of the trainable "
+            f"weights, never changed: {', '.join(frozen[:8])}"
             + (f" (+{len(frozen) - 8} more)" if len(frozen) > 8 else "")
-            + " (detached or not connected to the loss)."
+            + " (no gradient reaches them: detached or not connected to the loss)."
             if frozen
             else ""
         )
-        setup = f"on this one batch of {ctx.batch_size} samples"
-        hint = (
-            "remove a softmax before cross_entropy (M003), look for detached or frozen paths, "
-            "check target shapes, then raise the lr"
-        )
-        if bad_step is not None:
-            self.details["headline"] = f"{first:.4g} -> {last} at step {bad_step}"
-            yield self.finding(
+        if main.bad_step is not None:
+            what = (
                 f"Training a copy of the model {setup} ({opt_name}) turned the loss {last} at "
-                f"step {bad_step} (it started at {first:.4g}).{stuck}",
-                metrics={"initial_loss": first, "final_loss": last, "nonfinite_step": bad_step},
+                f"step {main.bad_step} (it started at {first:.4g})."
+            )
+        else:
+            what = (
+                f"A copy of the model trained {setup} for {steps} steps ({opt_name}) only "
+                f"brought the loss from {first:.4g} to {last:.4g} ({ratio:.0%} of the start; it "
+                + (
+                    f"must fall below {max_ratio:.0%})."
+                    if floor <= 1e-3 * first
+                    else f"must close {1 - max_ratio:.0%} of the gap to the loss's floor "
+                    f"{floor:.4g})."
+                )
+            )
+        metrics = {"initial_loss": first, "final_loss": last, "steps": steps, "floor": floor}
+        if main.bad_step is not None:
+            metrics["nonfinite_step"] = main.bad_step
+        else:
+            metrics["ratio"] = ratio
+        if frozen or not int(self.options["sweep"]):
+            hint = (
+                "make every parameter you train reach the loss: no .detach(), .data or "
+                "torch.no_grad() on the path, requires_grad=True"
+                if frozen
+                else "remove a softmax before cross_entropy (M003), look for detached or "
+                "frozen paths, check target shapes, then try another lr"
+            )
+            if main.bad_step is not None and not frozen:
+                hint = "run M004/M005 on the batch; lower the lr or clip gradients"
+            yield self.finding(
+                f"{what}{stuck}"
+                + (" The path from output to loss to update is broken." if frozen else ""),
+                metrics=metrics,
                 columns=tuple(frozen),
-                hint="run M004/M005 on the batch; lower the lr or clip gradients",
+                hint=hint,
             )
             return
-        if first <= 1e-12:
-            raise Skip(f"the initial loss is already {first:.3g}")
-        self.details["headline"] = f"{first:.4g} -> {last:.4g} in {steps} steps"
-        if ratio <= float(self.options["max_ratio"]):
+        yield from self._evidence(ctx, main, what, metrics, target, floor, steps, lr)
+
+    def _evidence(self, ctx, main, what, metrics, target, floor, steps, lr):
+        """The default recipe did not fit: sweep the lr, extend a falling run, compare with a
+        linear map, and say which of stuck / other lr / slow / capacity it is."""
+        max_steps = max(int(self.options["max_steps"]), steps)
+        first = main.losses[0]
+        runs = [main]
+        # each run costs about 1.5 training steps per step (Adam's update, the measuring pass)
+        reserve = 10 + 0.1 * min(ctx.steps_left(), 1000)  # for the probes that run after M002
+        per_run = int(min(steps, (ctx.steps_left() - reserve) / (2 * len(SWEEP_FACTORS))))
+        if per_run < MIN_STEPS:
+            per_run = 0
+            self.details["budget_note"] = "no learning-rate sweep: the budget is spent"
+        elif per_run < steps:
+            self.details["budget_note"] = f"sweep trimmed to {per_run} steps a run by the budget"
+        with ctx.isolated():
+            for factor in SWEEP_FACTORS if per_run else ():
+                if ctx.steps_left() < reserve + 1.5 * per_run:
+                    self.details["budget_note"] = "sweep cut short by the budget"
+                    break
+                r = _Run(ctx, lr=lr * factor, label=f"Adam, lr {lr * factor:g}")
+                r.advance(per_run)
+                r.final()
+                runs.append(r)
+            ok = [r for r in runs if r.bad_step is None]
+            best = min(ok, key=lambda r: r.losses[-1]) if ok else None
+            # more steps while the best run's loss still falls
+            while (
+                best is not None
+                and best.losses[-1] > target(first)
+                and best.steps < max_steps
+                and _still_falling(best.losses, floor, 0.1)
+                and ctx.steps_left() > 2 * MIN_STEPS + reserve
+            ):
+                best.losses.pop()  # the measuring pass is redone after the extension
+                more = int(min(steps, max_steps - best.steps, (ctx.steps_left() - reserve) / 2))
+                best.advance(more)
+                best.final()
+            linear = linear_baseline(ctx, ctx.output, steps)
+        sweep = [
+            {
+                "optimizer": r.label,
+                "lr": r.lr,
+                "steps": r.steps,
+                "final_loss": r.losses[-1],
+                "nonfinite_step": r.bad_step,
+            }
+            for r in runs
+        ]
+        self.details["sweep"] = sweep
+        self.details["linear_baseline"] = linear
+        self.details["model_steps"] = sum(r.steps for r in runs)
+        tried = "; ".join(
+            f"{s['optimizer']}: {s['final_loss']:.4g} after {s['steps']} steps"
+            if s["nonfinite_step"] is None
+            else f"{s['optimizer']}: non-finite at step {s['nonfinite_step']}"
+            for s in sweep[1:]
+        )
+        if best is None:
+            metrics = {**metrics, "best_loss": math.nan}
+            self.details["verdict"] = "stuck"
+            yield self.finding(
+                f"{what} Every learning rate tried turned the loss non-finite ({tried}).",
+                metrics=metrics,
+                hint="run M004/M005 on the batch; look for log/sqrt/division at 0, clip gradients",
+            )
             return
+        b_loss, b_lr = best.losses[-1], best.lr
+        metrics = {**metrics, "best_loss": b_loss, "best_steps": best.steps}
+        if b_lr is not None:
+            metrics["best_lr"] = b_lr
+        if linear is not None:
+            metrics["linear_baseline"] = linear
+        figures = f"best {b_loss:.4g} ({best.label}, {best.steps} steps)"
+        if b_loss <= target(first):
+            if best is main:
+                verdict, msg = (
+                    "slow",
+                    (
+                        f"{what} With more steps the same recipe gets there: {figures}. Training "
+                        "works; it is slow on this batch."
+                    ),
+                )
+                hint = f"train longer, or raise the lr (it needed {best.steps} steps)"
+            else:
+                lower = b_lr is not None and b_lr < lr
+                verdict = "lower lr" if lower else "higher lr"
+                msg = (
+                    f"{what} At another learning rate it fits: {figures}. The path is wired; "
+                    f"the learning rate is too {'high' if lower else 'low'} for this model."
+                )
+                hint = (
+                    f"lower the lr to about {b_lr:g} (deep tanh/sigmoid stacks and unnormalised "
+                    "layers need smaller steps), or add normalisation / warm-up"
+                    if lower
+                    else f"raise the lr to about {b_lr:g}, or train longer"
+                )
+            level = Severity.INFO
+            if main.lr is None and best is not main:  # the user's optimizer is what fails
+                verdict, level = "optimizer", Severity.WARNING
+                msg = (
+                    f"{what} datavet's Adam fits the same batch: {figures}. The path is wired; "
+                    f"your optimizer ({main.label}) or its settings do not train this model."
+                )
+                hint = f"check your optimizer's lr and settings; Adam at lr {b_lr:g} works"
+            self.details["verdict"] = verdict
+            yield self.finding(msg, severity=level, metrics=metrics, hint=hint)
+            return
+        if _still_falling(best.losses, floor, 0.1):
+            self.details["verdict"] = "slow"
+            yield self.finding(
+                f"{what} The loss is still falling after {best.steps} steps: {figures}. "
+                "Training works but is slow on this batch"
+                + (
+                    f" (more steps were not run: {self.details['budget_note']})."
+                    if "budget_note" in self.details
+                    else "."
+                ),
+                severity=Severity.INFO,
+                metrics=metrics,
+                hint=f"raise max_steps, --budget or the lr; the best lr tried was {best.label}",
+            )
+            return
+        gap = first - floor
+        if linear is not None and linear > target(first) and b_loss <= linear + 0.05 * gap:
+            self.details["verdict"] = "capacity"
+            yield self.finding(
+                f"{what} Neither this model nor a linear map of the inputs can memorise the "
+                f"batch: {figures}, linear baseline {linear:.4g}. This is the capacity of a "
+                "small model, not a broken path.",
+                severity=Severity.INFO,
+                metrics=metrics,
+                hint="expected for a linear or very narrow model; to test the wiring, "
+                "probe a smaller batch or widen the model",
+            )
+            return
+        self.details["verdict"] = "stuck"
+        versus = f"; a linear map of the inputs reaches {linear:.4g}" if linear is not None else ""
+        softmax = ctx.shared.get("output_grad_fn") in ("SoftmaxBackward0", "SigmoidBackward0")
+        hint = (
+            "remove the final softmax/sigmoid: the loss applies it again (M003)"
+            if softmax
+            else "look for a detached or frozen path, an output squashed into a narrow range "
+            "(tanh/sigmoid/clamp at the end), targets broadcast to the wrong shape"
+        )
         yield self.finding(
-            f"A copy of the model trained {setup} for {steps} steps ({opt_name}) only brought "
-            f"the loss from {first:.4g} to {last:.4g} ({ratio:.0%} of the start; it must fall "
-            f"below {self.options['max_ratio']:.0%}): the path from output to loss to update is "
-            f"broken.{stuck}",
-            metrics={"initial_loss": first, "final_loss": last, "ratio": ratio, "steps": steps},
-            columns=tuple(frozen),
+            f"{what} No learning rate tried does better ({tried}){versus}, and the loss no "
+            "longer falls: the path from output to loss to update is broken.",
+            metrics=metrics,
             hint=hint,
         )

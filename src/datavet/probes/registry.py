@@ -10,10 +10,13 @@ from datavet.probes.activations import SaturatedActivations, VanishingActivation
 from datavet.probes.base import Probe
 from datavet.probes.determinism import EvalNondeterminism
 from datavet.probes.double_softmax import DoubleSoftmax
+from datavet.probes.eval_pass import EvalPassChangesModel
+from datavet.probes.fp16_underflow import Fp16GradientUnderflow
 from datavet.probes.future_leakage import FutureLeakage
 from datavet.probes.initial_loss import InitialLoss
 from datavet.probes.loss_reduction import BatchSizeDependentLoss
-from datavet.probes.monitor import GradientSpike, NonFiniteStep
+from datavet.probes.monitor import GradientSpike, NonFiniteStep, ZeroGradientLayer
+from datavet.probes.no_gradient import ParametersWithoutGradient
 from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
 from datavet.probes.padding_loss import PaddingInLoss
@@ -35,6 +38,10 @@ PROBES: tuple[type[Probe], ...] = (
     NonFiniteStep,  # M012 (GradientMonitor)
     FutureLeakage,  # M013
     PaddingInLoss,  # M014
+    ParametersWithoutGradient,  # M015
+    Fp16GradientUnderflow,  # M016
+    EvalPassChangesModel,  # M017
+    ZeroGradientLayer,  # M018 (GradientMonitor)
 )
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}

@@ -6,6 +6,18 @@ from datavet.findings import Severity
 from datavet.probes.base import Probe, ProbeContext, Skip
 
 
+def _reference_gradients(ctx: ProbeContext, names: list[str]) -> list:
+    """The gradient of ``loss_fn`` on the whole batch, one backward on a fresh copy."""
+    with ctx.isolated():
+        model = ctx.copy(train=True)
+        params = dict(model.named_parameters())
+        loss = ctx.loss(ctx.forward(model))
+        if not loss.requires_grad:
+            return [None for _ in names]
+        loss.backward()
+    return [None if params[n].grad is None else params[n].grad.detach() for n in names]
+
+
 class StaleGradients(Probe):
     """Your train step lets gradients accumulate across steps (``zero_grad`` is missing).
 
@@ -88,8 +100,21 @@ class StaleGradients(Probe):
             dot += float((a * b).sum())
             if d > 0:
                 changed.append(n)
+        ref = _reference_gradients(ctx, [n for n, _ in named])
+        ref_sq = sum(float(g.double().pow(2).sum()) for g in ref if g is not None)
         if den == 0:
-            raise Skip("the first step's gradients are all zero")
+            if ref_sq == 0:
+                raise Skip("the first step's gradients are all zero")
+            self.details = {"headline": "optimizer.step() saw zero gradients"}
+            yield self.finding(
+                "optimizer.step() saw all-zero (or no) gradients, although backward() of the "
+                "loss on this batch gives non-zero ones: zero_grad() runs between backward() "
+                "and step(), so the update never sees a gradient and the model does not train.",
+                metrics={"reference_gradient_norm": math.sqrt(ref_sq)},
+                hint="call optimizer.zero_grad() before backward() (or after step()), never "
+                "between them",
+            )
+            return
         rel = math.sqrt(num / den)
         ratio = dot / den  # the projection of step 2's gradient on step 1's: 2 for accumulation
         self.details = {
@@ -97,6 +122,27 @@ class StaleGradients(Probe):
             "ratio": ratio,
             "headline": f"step 2 / step 1 gradient: {ratio:.3g}",
         }
+        if rel <= float(self.options["rtol"]) and ref_sq > 0:
+            k_dot = sum(
+                float((g1.double() * g.double()).sum())
+                for g1, g in zip(first, ref)
+                if g1 is not None and g is not None
+            )
+            k = k_dot / ref_sq  # the step's gradient in units of the full-batch gradient
+            self.details["full_batch_ratio"] = k
+            near = round(k)
+            if near >= 2 and abs(k - near) <= 0.1 * near:
+                self.details["headline"] = f"step gradient = {k:.3g} x the full-batch gradient"
+                yield self.finding(
+                    f"The gradient optimizer.step() sees is {k:.3g} x the gradient of the loss "
+                    f"on the whole batch: the train step looks like gradient accumulation over "
+                    f"{near} micro-batches without dividing each micro-batch's loss by {near}, "
+                    f"which multiplies the learning rate by {near}.",
+                    metrics={"full_batch_ratio": k, "micro_batches": near},
+                    hint=f"divide each micro-batch loss by the number of micro-batches "
+                    f"(loss / {near}) before backward()",
+                )
+            return
         if rel <= float(self.options["rtol"]):
             return
         why = (

@@ -1,0 +1,127 @@
+"""``datavet preflight FILE.py:FACTORY --train ...``: the staged preflight from the command line
+(the logic is in :mod:`datavet.preflight`). Running the file is running your code: point it only at
+files you trust."""
+
+from __future__ import annotations
+
+from datavet.errors import InputError, UsageError
+from datavet.outputs import add_force_option
+from datavet.preflight import PreflightReport, preflight
+
+
+def add_parser(sub):
+    """``datavet preflight FILE.py:FACTORY --train ...`` (registered by datavet.cli)."""
+    p = sub.add_parser(
+        "preflight",
+        help="data audit, baselines, initial loss, overfit one batch: stop at the first failure",
+        description="Import FILE.py and call FACTORY() for the model and the loss: (model, "
+        "loss_fn), (model, batch, loss_fn), or a dict with model, loss_fn and optionally "
+        "batch, optimizer_factory, task. Audit the data, fit the baselines, then probe the "
+        "initial loss and overfit one batch (from --train's numeric columns unless the factory "
+        "gives a batch); stop at the first stage that fails; exit 0/1/2.",
+    )
+    p.add_argument("model", metavar="FILE.py:FACTORY", help="a Python file and a function in it")
+    p.add_argument("--train", required=True, metavar="PATH", help="the training split")
+    p.add_argument("--test", metavar="PATH", help="the test split")
+    p.add_argument("--target", metavar="COL", help="the label column")
+    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
+    p.add_argument("--batch-size", type=int, default=32, metavar="N", help="default 32")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
+    p.add_argument("--output", "-o", metavar="PATH", help="write the result here, atomically")
+    p.add_argument(
+        "--fail-on", choices=("info", "warning", "error"), default="error", help="default error"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
+    add_force_option(p)
+    return p
+
+
+def _parts(made, spec: str) -> dict:
+    if isinstance(made, dict):
+        allowed = {"model", "loss_fn", "batch", "optimizer_factory", "task"}
+        unknown = set(made) - allowed
+        missing = {"model", "loss_fn"} - set(made)
+        if unknown or missing:
+            raise UsageError(
+                f"{spec} returned a dict with unknown keys {sorted(unknown)} / missing keys "
+                f"{sorted(missing)} (allowed: {', '.join(sorted(allowed))})"
+            )
+        return dict(made)
+    if isinstance(made, (tuple, list)) and len(made) == 2:
+        return {"model": made[0], "loss_fn": made[1]}
+    if isinstance(made, (tuple, list)) and len(made) == 3:
+        return {"model": made[0], "batch": made[1], "loss_fn": made[2]}
+    raise UsageError(
+        f"{spec} must return (model, loss_fn), (model, batch, loss_fn) or a dict, not "
+        f"{type(made).__name__}"
+    )
+
+
+def run(args) -> int:
+    import contextlib
+    import sys
+
+    from datavet import outputs
+    from datavet.output import render
+    from datavet.probes.cli import exits_are_errors, load_factory
+
+    if args.batch_size < 1:
+        raise UsageError("--batch-size must be at least 1")
+    source = args.model.rpartition(":")[0]
+    # nothing written onto what is read: the model's source, the data
+    reads = outputs.reads(
+        ("model source file", source), ("train input", args.train), ("test input", args.test)
+    )
+    plan = outputs.Outputs(reads, force=getattr(args, "force", False))
+    if args.html:
+        plan.claim("--html", args.html)
+    if args.output:
+        plan.claim("--output", args.output)
+    elif args.html == outputs.STDOUT:
+        outputs.stdout_twice("--html")
+    # the user's prints never reach the result; an exit from their code is an error
+    with contextlib.redirect_stdout(sys.stderr), exits_are_errors(source or args.model):
+        factory = load_factory(args.model)
+        try:
+            made = factory()
+        except Exception as exc:
+            raise InputError(args.model, f"the factory raised {type(exc).__name__}: {exc}") from exc
+        parts = _parts(made, args.model)
+        report = preflight(
+            parts["model"],
+            args.train,
+            args.test,
+            loss_fn=parts["loss_fn"],
+            target=args.target,
+            batch=parts.get("batch"),
+            batch_size=args.batch_size,
+            task=args.task if args.task != "auto" else parts.get("task", "auto"),
+            optimizer_factory=parts.get("optimizer_factory"),
+            fail_on=args.fail_on,
+            seed=args.seed,
+        )
+    text = render(report, args.format)
+    if args.format == "text":
+        text = text.rstrip("\n") + "\n" + stages_text(report) + "\n"
+    if args.html:
+        plan.write("--html", args.html, report.to_html())
+        outputs.wrote(args.html)
+    if args.output:
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return report.exit_code()
+
+
+def stages_text(report: PreflightReport) -> str:
+    from datavet.output.text import clean
+
+    marks = {"passed": "ok  ", "failed": "FAIL", "not run": "--  "}
+    lines = ["", "preflight stages:"]
+    for i, s in enumerate(report.stages, 1):
+        lines.append(f"  {i}. [{marks[s['verdict']]}] {s['title']:<18} {clean(s['summary'])}")
+    return "\n".join(lines)
