@@ -697,3 +697,24 @@ def test_fit_rows_classes_and_iterations_are_bounded(monkeypatch):
     assert "50 most frequent of 60 classes" in notes
     # scored on every row all the same
     assert out.eval_rows == n and np.isfinite(out.linear_loss).sum() > 0
+
+
+def test_balanced_accuracy_equals_scikit_learns():
+    import warnings
+
+    from sklearn.metrics import balanced_accuracy_score
+
+    from datavet.baselines import balanced_accuracy
+
+    rng = np.random.default_rng(0)
+    cases = [
+        (rng.integers(0, 5, 300), rng.integers(0, 6, 300)),  # a predicted class never true
+        (rng.choice(["a", "b", "c"], 200).astype(object), rng.choice(["a", "b"], 200)),
+        (np.array([1, 1, 1, 2]), np.array([1, 1, 1, 1])),
+        (rng.integers(0, 160, 5_000).astype(str), rng.integers(0, 160, 5_000).astype(str)),
+    ]
+    for y, pred in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = balanced_accuracy_score(y, pred)
+        assert balanced_accuracy(y, pred) == pytest.approx(expected, abs=1e-12)
