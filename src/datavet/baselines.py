@@ -224,8 +224,6 @@ def _fit_rows(fit_idx: np.ndarray, y: np.ndarray | None, cap: int, seed: int) ->
 def _classification(
     x_tr, y_tr, x_ev, y_ev, numeric, text, cv, fit_cap=None
 ) -> tuple[list[dict], np.ndarray, np.ndarray]:
-    from sklearn.metrics import balanced_accuracy_score
-
     classes, counts = np.unique(y_tr, return_counts=True)
     if cv is None:
         folds = [(np.arange(len(y_tr)), None)]
@@ -297,6 +295,8 @@ def balanced_accuracy(y_true: np.ndarray, pred: np.ndarray) -> float:
     try:
         classes, codes = np.unique(y_true, return_inverse=True)
     except TypeError:  # labels of several types that do not sort together
+        from sklearn.metrics import balanced_accuracy_score
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "y_pred contains classes not in y_true" and such
             return float(balanced_accuracy_score(y_true, pred))
