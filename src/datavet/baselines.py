@@ -381,7 +381,8 @@ def run_baselines(
         out.skipped = f"{len(y_tr)} labelled train row(s); baselines need at least 2"
         return out
     x_tr, numeric, text = _feature_frame(train, features)
-    text = [c for c in text if x_tr[c].nunique(dropna=True) <= MAX_ONE_HOT]
+    # text with a few values; an all-missing text column encodes to nothing (sklearn refuses it)
+    text = [c for c in text if 0 < x_tr[c].nunique(dropna=True) <= MAX_ONE_HOT]
     kept = {*numeric, *text}
     dropped = [c for c in features if c not in kept]
     if dropped:

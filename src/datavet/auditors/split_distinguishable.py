@@ -13,6 +13,28 @@ MAX_CATEGORIES = 20  # text features with at most this many values are one-hot e
 FOLDS = 5
 
 
+def _to_pandas(table):
+    """``table.to_pandas()``; text that is not valid UTF-8 (a damaged file) is decoded with
+    replacement characters instead of failing the rule."""
+    import pandas as pd
+    import pyarrow as pa
+
+    columns = {}
+    for name, col in zip(table.column_names, table.columns):
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            try:
+                col.validate(full=True)
+            except pa.ArrowInvalid:
+                raw = col.cast(pa.large_binary()).to_pylist()
+                columns[name] = pd.Series(
+                    [None if v is None else v.decode("utf-8", "replace") for v in raw],
+                    dtype=object,
+                )
+                continue
+        columns[name] = col.to_pandas()
+    return pd.DataFrame(columns)
+
+
 def _design(ctx: AuditContext, columns: list[str], rows: int):
     """The feature matrix of ``rows`` train rows then ``rows`` test rows (from the samples),
     and the original column of each matrix column."""
@@ -25,7 +47,7 @@ def _design(ctx: AuditContext, columns: list[str], rows: int):
         pick = (
             np.sort(np.random.default_rng(0).choice(n, rows, replace=False)) if n > rows else None
         )
-        frame = table.to_pandas() if pick is None else table.take(pick).to_pandas()
+        frame = _to_pandas(table if pick is None else table.take(pick))
         parts.append(frame.reset_index(drop=True))
     both = pd.concat(parts, ignore_index=True)
     blocks, owners = [], []

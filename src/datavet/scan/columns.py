@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 MAX_EXAMPLES = 5
 
 
+def _narrow_decimal(t: pa.DataType) -> bool:
+    """decimal32 / decimal64: newer types most compute kernels do not take (read as decimal128)."""
+    return any(getattr(pa.types, f"is_decimal{bits}", lambda _t: False)(t) for bits in (32, 64))
+
+
 def storage_type(arrow_type: pa.DataType) -> pa.DataType:
     """The type a column is read as: extension types as their storage, run-end-encoded as their
     values, view types as their plain (large) equivalent."""
@@ -37,6 +42,8 @@ def storage_type(arrow_type: pa.DataType) -> pa.DataType:
         return pa.list_(t.value_field)
     if pa.types.is_large_list_view(t):
         return pa.large_list(t.value_field)
+    if _narrow_decimal(t):
+        return pa.decimal128(t.precision, t.scale)
     return t
 
 
@@ -82,7 +89,7 @@ def dense(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
         return dense(pc.run_end_decode(arr))
     if pa.types.is_dictionary(t):
         return dense(arr.dictionary_decode())
-    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t) or _narrow_decimal(t):
         return pc.cast(arr, storage_type(t))
     if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         lengths = np.asarray(
@@ -115,6 +122,7 @@ def _needs_dense(t: pa.DataType) -> bool:
         or pa.types.is_binary_view(t)
         or pa.types.is_list_view(t)
         or pa.types.is_large_list_view(t)
+        or _narrow_decimal(t)
     )
 
 

@@ -192,7 +192,7 @@ class LabelStats:
         stats.missing = int(missing.sum())
         stats.missing_rows = first_positions(missing, offset)
         if len(arr):
-            vc = pc.value_counts(arr)
+            vc = _value_counts(arr)
             stats.values = ValueCounter.from_counts(
                 vc.field("values"), vc.field("counts").to_numpy()
             )
@@ -244,3 +244,18 @@ def _with_nulls(present: pa.Array, missing: np.ndarray) -> pa.Array:
     idx = np.full(len(missing), -1, dtype=np.int64)
     idx[~missing] = np.arange(len(present))
     return present.take(pa.array(idx, mask=missing))
+
+
+def _value_counts(arr: pa.Array):
+    """``pc.value_counts``, also for types it has no kernel for (decimal32/64 and other newer
+    types): counted as float64 where that cast exists, else as their text."""
+    try:
+        return pc.value_counts(arr)
+    except pa.ArrowNotImplementedError:
+        pass
+    for typ in (pa.float64(), pa.string()):
+        try:
+            return pc.value_counts(arr.cast(typ))
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+            continue
+    return pc.value_counts(pa.array([None if v is None else str(v) for v in arr.to_pylist()]))

@@ -205,7 +205,7 @@ def open_source(
     if isinstance(data, pd.Series):
         return from_pandas(data.to_frame(), f"<{role} Series>")
     if isinstance(data, (pa.Table, pa.RecordBatch)):
-        return from_arrow(data, f"<{role} Table>")
+        return from_arrow(data, f"<{role} Table>", check=True)
     if frames._is(data, "polars", "DataFrame", "LazyFrame", "Series"):
         return frames.from_polars(data, f"<{role} {type(data).__name__}>")
     if frames.is_dask_frame(data):

@@ -133,9 +133,19 @@ def from_pandas(
     return source
 
 
-def from_arrow(table: pa.Table | pa.RecordBatch, name: str, fmt: str = "arrow") -> TableSource:
+def from_arrow(
+    table: pa.Table | pa.RecordBatch, name: str, fmt: str = "arrow", *, check: bool = False
+) -> TableSource:
+    """An Arrow table or batch. ``check``: validate it fully first (a table the caller built
+    from raw buffers can hold text that is not UTF-8, offsets out of range...), as the file
+    readers validate what they read."""
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
+    if check:
+        try:
+            table.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise InputError(name, f"not a valid Arrow table ({exc})".splitlines()[0]) from None
     source = TableSource(
         name=name, format=fmt, schema=table.schema, num_rows=table.num_rows, table=table
     )

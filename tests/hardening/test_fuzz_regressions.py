@@ -1,0 +1,70 @@
+"""Breaks the long fuzz found (bench/fuzz.py), each kept as a plain test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import datavet
+from datavet.errors import InputError
+
+
+def _crashed(report):
+    return [o for o in report.outcomes if o.status.value == "crashed"]
+
+
+@pytest.mark.skipif(not hasattr(pa, "decimal32"), reason="pyarrow without decimal32")
+@pytest.mark.parametrize("role", ["label", "feature"])
+def test_decimal32_and_64_columns_audit(tmp_path, role):
+    rng = np.random.default_rng(0)
+    money = pa.array(rng.integers(0, 3, 80) * 1.25).cast(pa.decimal32(7, 2))
+    wide = pa.array(rng.normal(size=80)).cast(pa.decimal64(12, 4))
+    x = pa.array(rng.normal(size=80))
+    table = pa.table(
+        {"x": x, "w": wide, "label": money}
+        if role == "label"
+        else {"x": x, "w": wide, "m": money, "label": pa.array(rng.integers(0, 2, 80))}
+    )
+    pq.write_table(table, tmp_path / "t.parquet")
+    report = datavet.audit(tmp_path / "t.parquet", target="label")
+    assert not _crashed(report)
+
+
+def test_an_all_missing_text_column_does_not_crash_the_baselines():
+    rng = np.random.default_rng(0)
+    train = pa.table(
+        {
+            "x": rng.normal(size=80),
+            "c": pa.array([None] * 80, pa.large_string()),
+            "label": rng.integers(0, 3, 80),
+        }
+    )
+    test = train.slice(0, 40)
+    report = datavet.audit(train, test, target="label")
+    assert not _crashed(report)
+    assert report.baselines is not None and report.baselines.get("skipped") is None
+
+
+def _invalid_utf8_table(n=60):
+    words = [b"ab", b"cd", b"\x9bzz"]  # the last is not UTF-8: a damaged file
+    raw = [words[i % 3] for i in range(n)]
+    offsets = np.concatenate([[0], np.cumsum([len(w) for w in raw])]).astype(np.int32)
+    text = pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(raw))]
+    )
+    return pa.table({"x": np.arange(n, dtype=float), "t": text})
+
+
+def test_an_invalid_arrow_table_is_an_input_error_naming_it():
+    train = pa.table({"x": np.arange(60.0), "t": pa.array(["ab", "cd", "ef"] * 20)})
+    with pytest.raises(InputError, match="test Table.*not a valid Arrow table"):
+        datavet.audit(train, _invalid_utf8_table(), baselines=False)
+
+
+def test_text_that_is_not_utf8_reaches_the_drift_rule_as_replacement_characters():
+    from datavet.auditors.split_distinguishable import _to_pandas
+
+    frame = _to_pandas(_invalid_utf8_table(6))
+    assert list(frame["t"]) == ["ab", "cd", "\ufffdzz"] * 2
