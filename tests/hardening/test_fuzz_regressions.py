@@ -68,3 +68,12 @@ def test_text_that_is_not_utf8_reaches_the_drift_rule_as_replacement_characters(
 
     frame = _to_pandas(_invalid_utf8_table(6))
     assert list(frame["t"]) == ["ab", "cd", "\ufffdzz"] * 2
+
+
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_a_timestamp_label_beyond_pythons_dates_audits(tmp_path, unit):
+    stamps = pa.array([2**62, 0, 2**62, 1_000] * 20, pa.int64()).cast(pa.timestamp(unit))
+    table = pa.table({"x": np.arange(80.0), "label": stamps})
+    pq.write_table(table, tmp_path / "t.parquet")
+    report = datavet.audit(tmp_path / "t.parquet", target="label", baselines=False)
+    assert not _crashed(report)

@@ -18,7 +18,7 @@ from datavet.scan.columns import (
     first_positions,
     merge_examples,
 )
-from datavet.scan.counters import ValueCounter
+from datavet.scan.counters import ValueCounter, py_list
 from datavet.scan.moments import merge_arrays
 
 MAX_BINS = 1024  # position bins; a bin is a power-of-two number of rows
@@ -83,7 +83,7 @@ class PositionBins:
         out = cls(width=width, n=n, mean=mean, m2=m2)
         if len(rows):
             encoded = pc.dictionary_encode(arr.filter(pa.array(valid)))
-            values = encoded.dictionary.to_pylist()
+            values = py_list(encoded.dictionary)  # dates beyond Python's range: as text
             if len(values) > MAX_TRACKED_CLASSES:
                 out.overflow = True
             else:
