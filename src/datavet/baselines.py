@@ -4,7 +4,7 @@ Fitted on the scan's bounded uniform sample of train (the report says so when it
 scored on the test split when it has labels, else by 5-fold cross-validation on train. Every
 random choice has a fixed seed, so two runs give the same numbers.
 
-The source chapter's step 2: if the network cannot beat these, the problem is upstream of the
+A network must beat these: if it cannot beat these, the problem is upstream of the
 network; if even the linear model is at chance, suspect the relation between inputs and labels.
 Step 3: the expected initial loss (ln C for C classes, the prior's entropy with a bias-initialised
 output layer, mean(y^2) for a zero-output regression).

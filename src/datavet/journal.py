@@ -1,6 +1,6 @@
 """The debugging journal: one line per experiment, the prediction written before the result.
 
-The source chapter: diagnosis is experimenting, and an experiment not written down gets repeated.
+Diagnosis is experimenting, and an experiment not written down gets repeated.
 Two rules come with the format. Change one thing at a time (change the learning rate, the
 normalisation and the initialisation together and, if it works, you do not know which was
 needed). Write the prediction first (written after the result, every result seems to support

@@ -13,7 +13,7 @@ class GroupLeakage(Auditor):
     and the share of test rows that belong to a group train has seen.
 
     **Why it matters**
-    The source chapter names it the most common leak: samples of one subject split across train
+    It is the most common leak: samples of one subject split across train
     and validation. The model learns the subject (their handwriting, their heart rate, their
     device's noise) and the test score measures recognition of people it has seen, not
     generalisation to new ones. Identical-row checks (S001) see none of it.

@@ -1,4 +1,4 @@
-"""The usual causes behind a curve symptom, in the source chapter's order, with the check that
+"""The usual causes behind a curve symptom, easiest to check first, with the check that
 tests each one.
 
 The chapter groups the causes of its symptom table into eight families and lists them in this

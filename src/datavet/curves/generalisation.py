@@ -287,7 +287,7 @@ class SuspiciouslyGoodValidation(CurveRule):
     Metrics whose name says lower is better (error, loss, MAE...) are skipped.
 
     **Why it matters**
-    The source chapter: when performance is bad everyone suspects the code; when it is good
+    When performance is bad everyone suspects the code; when it is good
     nobody does. If past work stalled at 70% and this run reaches 99%, look for leakage first.
     The most common: samples from the same subject on both sides of the split; then a feature
     computed from the answer, or information that is linked to it by accident (measurement

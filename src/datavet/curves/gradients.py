@@ -17,11 +17,11 @@ class GradientSpikes(CurveRule):
     The global gradient norm, step by step, before any divergence or NaN (those are C002 and
     C001, which mention the spikes that led to them). A step is a spike when its norm is above
     ``factor`` (5) x the median of the last ``window`` (50) normal values, once ``min_history``
-    (10) are known; spikes are left out of the history. This is the rule of the source chapter's
-    exercise, and the one ``datavet.GradientMonitor`` applies during training.
+    (10) are known; spikes are left out of the history. This is the classic
+    spike rule, and the one ``datavet.GradientMonitor`` applies during training.
 
     **Why it matters**
-    The source chapter: divergence shows in the gradient norm before the loss, and a long log is
+    Divergence shows in the gradient norm before the loss, and a long log is
     more than anyone can read, so the steps far above the recent normal are marked
     automatically. A few isolated spikes usually come from a few bad samples (an outlier, a
     mislabelled or corrupt row) or from rare long sequences; regular spikes with a rising

@@ -185,7 +185,7 @@ class LossOscillation(CurveRule):
     **Why it matters**
     A step size beyond what the loss surface allows along its steepest direction overshoots the
     valley on every update: the loss bounces between its walls, in a cycle, instead of
-    descending. The source chapter: a learning rate too high makes the loss swing or diverge.
+    descending. A learning rate too high makes the loss swing or diverge.
     With unscaled inputs the steep direction comes from the feature with the large scale, and
     no single learning rate suits every direction.
 

@@ -33,7 +33,7 @@ class NonFiniteLoss(CurveRule):
     After the first NaN every later number in the log is noise: the weights are NaN. What happened
     just before tells the causes apart. A spike or a climb first points at the learning rate or an
     exploding update; a NaN out of a calm run points at one bad value: a log of 0, a division by
-    zero, a fully masked row, a bad sample. The source chapter: the loss can even stay finite
+    zero, a fully masked row, a bad sample. The loss can even stay finite
     while a gradient is already NaN, so watch the gradient norm too.
 
     **How to fix**

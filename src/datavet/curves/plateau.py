@@ -39,7 +39,7 @@ class NoLearningPlateau(CurveRule):
     skipped.
 
     **Why it matters**
-    The source chapter: a classifier that gives every class the same probability has loss ln C;
+    A classifier that gives every class the same probability has loss ln C;
     one that gives each class its frequency has the prior's entropy. That is the floor any
     network reaches without looking at its inputs. A loss parked there means the inputs carry no
     usable signal to the network: labels misaligned with inputs (one side shuffled), features
@@ -126,7 +126,7 @@ class LossBarelyMoves(CurveRule):
     at vanishing gradients; normal norms with a tiny learning rate at the learning rate).
 
     **Why it matters**
-    The source chapter: a learning rate too small makes the loss fall very slowly, and an
+    A learning rate too small makes the loss fall very slowly, and an
     initialisation that shrinks activations layer by layer (std 0.01 over ten tanh layers gives
     activations around 1e-8) leaves the deep layers without signal or gradient. Either way the
     run spends its budget standing still, and a longer run will not fix it.

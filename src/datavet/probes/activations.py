@@ -47,8 +47,8 @@ def layer_stats(ctx: ProbeContext) -> dict:
     """Mean, std, saturated and dead fractions of every leaf module's output, in call order.
 
     One seeded train-mode forward pass of a copy, no gradients. ``depth`` numbers the
-    activation modules (Tanh, Sigmoid, ReLU, GELU...) 1, 2, ...: the seed's "layer 1" is the
-    first tanh. Saturated: ``|a| > level`` for tanh-like outputs, ``|2a - 1| > level`` for
+    activation modules (Tanh, Sigmoid, ReLU, GELU...) 1, 2, ...: "layer 1" is the first
+    activation. Saturated: ``|a| > level`` for tanh-like outputs, ``|2a - 1| > level`` for
     sigmoid-like ones (the same condition on the pre-activation). Dead: ``a == 0`` after ReLU.
     """
     import torch
@@ -139,8 +139,8 @@ class SaturatedActivations(Probe):
     One forward pass of the untrained model with a hook on every leaf module records each
     layer's mean, standard deviation, saturated fraction and (for ReLU) dead fraction; the HTML
     report shows this table. It fires when a tanh-like layer has at least ``max_saturated`` of its
-    outputs with ``|a| > saturation_level`` (for a sigmoid, ``|2a - 1| > saturation_level``). In
-    the seed, a 10-layer tanh stack initialised with standard deviation 1 has 87% of its
+    outputs with ``|a| > saturation_level`` (for a sigmoid, ``|2a - 1| > saturation_level``). For
+    example, a 10-layer tanh stack initialised with standard deviation 1 has 87% of its
     activations saturated from layer 1 on; with ``1/sqrt(D)`` it has 1%. Activations applied as
     functions (``torch.tanh`` inside a forward) are not modules and are not seen.
 
@@ -215,9 +215,10 @@ class VanishingActivations(Probe):
     From the same per-layer table as M006: the standard deviation of each activation module's
     output (Tanh, Sigmoid, ReLU, GELU, ...) against the first one's. It fires when a deeper layer's
     std falls below ``min_std_ratio`` of layer 1's, and separately when a ReLU layer outputs
-    exactly 0 for at least ``max_dead`` of its values. In the seed, a 10-layer tanh stack
-    initialised with standard deviation 0.01 goes from std 0.157 at layer 1 to 0.000104 at layer 5
-    and 1.1e-08 at layer 10; with ``1/sqrt(D)`` it keeps 0.226 at layer 10 (36% of layer 1's).
+    exactly 0 for at least ``max_dead`` of its values. For example, a 10-layer tanh
+    stack initialised with standard deviation 0.01 goes from std 0.157 at layer 1 to 0.000104
+    at layer 5 and 1.1e-08 at layer 10; with ``1/sqrt(D)`` it keeps 0.226 at layer 10 (36% of
+    layer 1's).
 
     **Why it matters**
     When activations shrink by a constant factor per layer, the deep layers carry no signal and

@@ -44,14 +44,14 @@ class DoubleSoftmax(Probe):
     single-output binary model, a ``sigmoid`` as the last operation), and (2) the loss treats its
     input as logits: on crafted probabilities that give the true class 0.9, the loss is closer to
     ``cross_entropy`` of those probabilities (log-softmax applied again) than to their negative
-    log-likelihood. This is the seed's "softmax twice" model: ``nn.Softmax`` at the end of a
+    log-likelihood. This is the classic "softmax twice" bug: ``nn.Softmax`` at the end of a
     network trained with ``cross_entropy``.
 
     **Why it matters**
     ``cross_entropy`` computes ``log_softmax`` internally. Fed probabilities in [0, 1], the
     log-softmax can never be confident: with 5 classes the best reachable loss is
     ``log(1 + 4/e) = 0.905`` instead of 0. Training runs, the loss falls a little and stalls,
-    nothing crashes. The initial loss looks normal (1.617 against ``ln 5 = 1.609`` in the seed),
+    nothing crashes. The initial loss looks normal (1.617 against ``ln 5 = 1.609`` for 5 classes),
     so only the one-batch overfit (M002: stuck at 0.9674) or this check catches it.
 
     **How to fix**

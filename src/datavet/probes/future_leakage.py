@@ -124,7 +124,7 @@ class FutureLeakage(Probe):
     move by more than ``atol + rtol * max|output|``. It fires with the first leaking position
     (the earliest output that reads a later input), how far ahead it reads, the cut points that
     leak, and the first module whose own output leaks (hooks on every module for one cut). This
-    is the seed's check of a mask that does not hide the future: "does the prediction change
+    is the classic check of a mask that does not hide the future: "does the prediction change
     when the future is hidden?". The first non-bool input tensor is the one changed; other
     inputs (a padding mask) are passed unchanged. Models without a per-position output, and
     non-sequence inputs, are skipped.

@@ -84,7 +84,7 @@ class InitialLoss(Probe):
     prior; for binary classification ``ln 2`` and the prior's entropy; for regression the loss of
     predicting 0, ``mean(y^2)`` with MSE. The check is two-sided: it fires when the loss is more
     than ``tolerance`` times above or below every reference, and says which reference matched
-    when one does. The seed's normal model starts at 1.663 against ``ln 5 = 1.609``.
+    when one does. A healthy 5-class model starts near ``ln 5 = 1.609`` (1.663, say).
     For regression it also fires when predicting 0 costs more than ``tolerance`` times predicting
     the target's mean (``var(y)`` with MSE): an untrained model outputs about 0, so its loss
     "matches" the predicting-0 reference exactly when the target is far from standard scale.
@@ -94,7 +94,7 @@ class InitialLoss(Probe):
     inputs, a last layer initialised too large, targets on the wrong scale. The first hundreds of
     steps are then spent shrinking the outputs, or training diverges. A loss far below theory
     before any training means the model already knows the labels: a label leaking into the
-    inputs, or (then it is expected) a pretrained model. The check is cheap but weak: the seed's
+    inputs, or (then it is expected) a pretrained model. The check is cheap but weak: a
     softmax-twice model starts at 1.617, well inside tolerance (M002 and M003 catch it).
 
     **How to fix**

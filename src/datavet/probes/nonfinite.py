@@ -22,7 +22,7 @@ def forward_trace(ctx: ProbeContext) -> dict:
 
     Shared by M004 and M005 (``ctx.cached("trace", ...)``). Hooks fire when a module's forward
     returns, so the first hook that sees a non-finite output belongs to the innermost module that
-    produced it, the same order as the seed's ``find_nonfinite`` hook.
+    produced it (the innermost culprit first).
     """
     import torch
 
@@ -104,7 +104,7 @@ class NonFiniteForward(Probe):
     **What it checks**
     One training step on a copy of the model with a forward hook on every module. The first module
     whose output holds NaN or inf is named with the sample rows of the batch that carry the
-    non-finite values (the seed's ``LogFeature (rows [4])``). The loss is checked too, and after
+    non-finite values (e.g. ``LogFeature (rows [4])``). The loss is checked too, and after
     ``backward()`` every parameter whose gradient is non-finite is listed. Non-finite values
     already in the batch's inputs are reported before any module. Only ``nn.Module`` calls are
     hooked: a ``torch.log`` inside a module's own ``forward`` is reported as that module.
@@ -113,7 +113,7 @@ class NonFiniteForward(Probe):
     finding, with the key-padding-mask polarity as the usual cause.
 
     **Why it matters**
-    The loss can stay finite while the network is already broken: in the seed, ``log(0) = -inf``
+    The loss can stay finite while the network is already broken: when ``log(0) = -inf``
     passes a linear layer, a ``tanh`` squashes it to -1 and the loss reads 0.1516, but the first
     layer's weight gradient is ``0 * -inf = NaN`` and one update turns the whole weight to NaN.
     Watching the loss alone finds nothing; the hook points at the module and the sample.
@@ -338,7 +338,7 @@ class NonFiniteBackward(Probe):
     When the step of M004 has a finite forward pass and a finite loss but some parameter's
     gradient is NaN or inf, that one step is re-run on a fresh copy under
     ``torch.autograd.detect_anomaly``. The report names the first backward function that returned
-    NaN (``PowBackward0`` for the seed's ``sqrt((w ** 2).sum())`` at ``w = 0``) and the line of
+    NaN (``PowBackward0`` for ``sqrt((w ** 2).sum())`` at ``w = 0``) and the line of
     forward code that created it. Anomaly mode is switched on for that re-run only and is off
     again afterwards.
 

@@ -34,7 +34,7 @@ class StaleGradients(Probe):
     **Why it matters**
     PyTorch adds each ``backward()`` into ``.grad``. Without ``zero_grad`` the update at step t
     is the sum of all gradients so far: the effective learning rate grows every step and
-    training diverges or wanders, with no error. The seed's check is exactly this: learning rate
+    training diverges or wanders, with no error. The check is exactly this: learning rate
     0, the same batch twice, compare the gradients.
 
     **How to fix**
