@@ -1105,6 +1105,10 @@ _OUTPUT_TARGETS = (
     "curves:--html:log",
     "probe:--output:model",
     "probe:--html:model",
+    "preflight:--output:model",
+    "preflight:--html:model",
+    "preflight:--output:train",
+    "preflight:--html:train",
     "journal:--journal:data",
     "journal:--journal:config-old",
     "journal:--journal:config-new",
@@ -1116,7 +1120,7 @@ OUTPUT_VARIANTS = tuple(
     f"{t}:{style}"
     for style in PATH_STYLES
     for t in _OUTPUT_TARGETS
-    if torch_available() or "probe" not in t
+    if torch_available() or not t.startswith(("probe", "preflight"))
 )
 
 MODEL_PY = """import torch
@@ -1203,6 +1207,12 @@ def _build_outputs(variant: str, folder: Path, rng: random.Random, seeds: Path) 
         (folder / "model.py").write_text(MODEL_PY)
         out = _styled("model.py", style, folder)
         argv = ["probe", "model.py:factory", "--select", "M001", "--steps", "1", option, out]
+        return Spec(argv, refuse=True, group=group)
+    if command == "preflight":
+        (folder / "model.py").write_text(MODEL_PY)
+        frame.to_csv(folder / "train.csv", index=False)
+        out = _styled("model.py" if target == "model" else "train.csv", style, folder)
+        argv = ["preflight", "model.py:factory", "--train", "train.csv", option, out]
         return Spec(argv, refuse=True, group=group)
     if command == "journal":
         frame.to_csv(folder / "data.csv", index=False)
