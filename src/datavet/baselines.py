@@ -112,7 +112,19 @@ def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, 
         elif kind == "string":
             data[name] = arr.to_pandas().astype(object)
             text.append(name)
-    return pd.DataFrame(data, index=pd.RangeIndex(table.num_rows)), numeric, text
+    index = pd.RangeIndex(table.num_rows)
+    if len(numeric) <= 64:
+        return pd.DataFrame(data, index=index), numeric, text
+    # many columns: one 2-D block (pandas builds a frame from a dict a column at a time)
+    block = np.empty((table.num_rows, len(numeric)))
+    for j, name in enumerate(numeric):
+        block[:, j] = data[name]
+    frame = pd.DataFrame(block, index=index, columns=pd.Index(numeric, dtype=object))
+    if text:
+        texts = pd.DataFrame({name: data[name] for name in text}, index=index)
+        order = [name for name in features if name in data]
+        frame = pd.concat([frame, texts], axis=1)[order]
+    return frame, numeric, text
 
 
 def _pipeline(task: str, numeric: list[str], text: list[str]):
@@ -373,14 +385,16 @@ def run_baselines(
             "left out of the linear model (not numeric, or text with more than "
             f"{MAX_ONE_HOT} values): " + _names(dropped)
         )
-    imputed = [c for c in numeric if x_tr[c].isna().any()]
+    has_missing = dict(zip(x_tr.columns, x_tr.isna().any().tolist()))  # one pass, not per column
+    imputed = [c for c in numeric if has_missing[c]]
     # cap the encoded width: a numeric column is 1 (2 with its missing indicator), a text
     # column one per value
     width, capped = 0, []
+    numeric_set, text_set, imputed_set = set(numeric), set(text), set(imputed)
     for c in features:
-        if c in numeric:
-            w = 2 if c in imputed else 1
-        elif c in text:
+        if c in numeric_set:
+            w = 2 if c in imputed_set else 1
+        elif c in text_set:
             w = int(x_tr[c].nunique()) + 1
         else:
             continue
@@ -389,9 +403,10 @@ def run_baselines(
             continue
         width += w
     if capped:
-        numeric = [c for c in numeric if c not in capped]
-        text = [c for c in text if c not in capped]
-        imputed = [c for c in imputed if c not in capped]
+        capped_set = set(capped)
+        numeric = [c for c in numeric if c not in capped_set]
+        text = [c for c in text if c not in capped_set]
+        imputed = [c for c in imputed if c not in capped_set]
         out.notes.append(
             f"left out of the linear model to keep it cheap (encoded width capped at "
             f"{MAX_ENCODED}): {_names(capped)}"
