@@ -107,9 +107,7 @@ def test_block_profile_equals_column_profile(rows, monkeypatch):
     assert wide.block_names(batch, features), "the batch takes the block path"
     shared = tuple(sorted(n for n in features if not n.startswith("i"))) + ("absent",)
     near = tuple(n for n in shared if n not in ("f03", "i1", "absent"))
-    plan = ScanPlan(
-        target="label", hash_columns=shared, near_columns=near, sample_rows=10, seed=1
-    )
+    plan = ScanPlan(target="label", hash_columns=shared, near_columns=near, sample_rows=10, seed=1)
     fast, slow = _profiles(batch, plan, offset=1000, monkeypatch=monkeypatch)
     _compare(fast, slow)
     assert fast.columns["f00"].kind == "numeric" and fast.columns["b"].kind == "bool"

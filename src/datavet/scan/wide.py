@@ -37,7 +37,7 @@ from datavet.scan.columns import (
 )
 from datavet.scan.counters import CAPACITY, ValueCounter
 from datavet.scan.hashing import _MISSING, _SEEDS, _U, _splitmix_inplace
-from datavet.scan.kmv import K, KMV
+from datavet.scan.kmv import KMV, K
 from datavet.scan.moments import Moments
 
 MIN_COLUMNS = 16  # fewer plain numeric columns than this: column by column
@@ -238,8 +238,8 @@ def _moments(x: np.ndarray, ok: np.ndarray, nfin: np.ndarray) -> list[Moments]:
             mean = vals.sum(axis=1) / k
             m2 = np.square(vals - mean[:, None]).sum(axis=1)
         good = np.isfinite(mean)
-        for r, mu, s2, g, i in zip(rows.tolist(), mean.tolist(), m2.tolist(), good, range(len(rows))):
-            out[r] = Moments(k, mu, s2) if g else Moments.of(vals[i])
+        for i, (r, mu, s2) in enumerate(zip(rows.tolist(), mean.tolist(), m2.tolist())):
+            out[r] = Moments(k, mu, s2) if good[i] else Moments.of(vals[i])
     return out
 
 
@@ -287,6 +287,7 @@ def _values(
     vals_sorted = s[row, pos]
     vals = vals_sorted[rank].tolist()
     cnts = counts[rank].tolist()
+    totals = (n - nan.sum(axis=1)).tolist()
     out: list[ValueCounter] = []
     for i in range(m):
         a, b = bounds[i], bounds[i + 1]
@@ -296,7 +297,7 @@ def _values(
         keys = vals[a:b]
         if arrays[i].type == pa.bool_():
             keys = [bool(v) for v in keys]
-        out.append(ValueCounter(CAPACITY, dict(zip(keys, cnts[a:b])), n - int(nan[i].sum()), True))
+        out.append(ValueCounter(CAPACITY, dict(zip(keys, cnts[a:b])), totals[i], True))
     sketches: dict[int, KMV] = {}
     ints = [i for i, arr in enumerate(arrays) if arr.type in _INTEGER]
     if ints:
