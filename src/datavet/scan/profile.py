@@ -93,17 +93,18 @@ class Profile:
             counted = set(plan.near_columns) if plan.near_columns is not None else None
             block = scan_block(batch, wide, offset, folds=folds, counted=counted)
         skip = frozenset(wide)
-        for name, arr in zip(batch.schema.names, batch.columns):
+        for i, name in enumerate(batch.schema.names):  # columns fetched only when needed
             if name in plan.skip_columns:
                 continue
             if name == plan.target:
-                label = LabelStats.of(name, arr, offset)
+                label = LabelStats.of(name, batch.column(i), offset)
                 label.dtype = dtypes[name]
             else:
                 if block is not None and name in skip:
                     columns[name] = block.stats[name]
                 else:
-                    columns[name] = ColumnStats.of(name, arr, offset, caches.setdefault(name, {}))
+                    cache = caches.setdefault(name, {})
+                    columns[name] = ColumnStats.of(name, batch.column(i), offset, cache)
                 columns[name].dtype = dtypes[name]
         part = (lambda k: (block.folds[k].partial, skip)) if block is not None else (lambda k: None)
         rows = hash_rows(batch, features, plan.as_number, caches, part(0))
