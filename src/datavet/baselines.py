@@ -96,34 +96,33 @@ class Baselines:
 
 def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, list[str], list]:
     """(frame, numeric columns, text columns) with inf turned into NaN (imputed later)."""
-    data, numeric, text = {}, [], []
+    texts, numeric, text, arrays = {}, [], [], []
     for name in features:
         arr = table.column(name)
         kind = column_kind(arr.type)
         if kind in ("numeric", "bool"):
-            x = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
-            x = np.where(np.isfinite(x), x, np.nan)
-            with np.errstate(all="ignore"):
-                top = np.nanmax(np.abs(x)) if np.isfinite(x).any() else 0.0
-            if top > 1e100:  # rescaled (the standardised model is the same): squares overflow
-                x = x / top
-            data[name] = x
+            arrays.append(arr)
             numeric.append(name)
         elif kind == "string":
-            data[name] = arr.to_pandas().astype(object)
+            texts[name] = arr.to_pandas().astype(object)
             text.append(name)
-    index = pd.RangeIndex(table.num_rows)
-    if len(numeric) <= 64:
-        return pd.DataFrame(data, index=index), numeric, text
-    # many columns: one 2-D block (pandas builds a frame from a dict a column at a time)
+    # the numeric columns as one 2-D block, computed together (a wide table has many)
     block = np.empty((table.num_rows, len(numeric)))
-    for j, name in enumerate(numeric):
-        block[:, j] = data[name]
+    for j, arr in enumerate(arrays):
+        block[:, j] = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+    finite = np.isfinite(block)
+    block[~finite] = np.nan
+    with np.errstate(all="ignore"):
+        top = np.where(finite, np.abs(block), 0.0).max(axis=0, initial=0.0)
+    big = np.flatnonzero(top > 1e100)  # rescaled (the standardised model is the same)
+    if len(big):
+        block[:, big] = block[:, big] / top[big]
+    index = pd.RangeIndex(table.num_rows)
     frame = pd.DataFrame(block, index=index, columns=pd.Index(numeric, dtype=object))
     if text:
-        texts = pd.DataFrame({name: data[name] for name in text}, index=index)
-        order = [name for name in features if name in data]
-        frame = pd.concat([frame, texts], axis=1)[order]
+        frame = pd.concat([frame, pd.DataFrame(texts, index=index)], axis=1)
+        kept = set(numeric) | set(texts)
+        frame = frame[[name for name in features if name in kept]]
     return frame, numeric, text
 
 
