@@ -168,3 +168,15 @@ def test_column_stats_of_unchanged():
     block = wide.scan_block(batch, names, 40)
     for name in names:
         _same(block.stats[name], ColumnStats.of(name, batch.column(name), 40), name)
+
+
+def test_block_in_small_slices_equal(monkeypatch):
+    """The block is computed a slice of columns at a time (bounded memory): slices of a few
+    columns give the same Profile."""
+    batch = _mixed(30, seed=2)
+    plan = ScanPlan(target="label", hash_columns=tuple(batch.schema.names), near_columns=("f01",))
+    monkeypatch.setattr(wide, "BLOCK_CELLS", 100)  # 3 columns a slice
+    fast = Profile.of_batch(batch, 0, plan, "train")
+    monkeypatch.setattr(wide, "MIN_COLUMNS", 10**9)
+    slow = Profile.of_batch(batch, 0, plan, "train")
+    _compare(fast, slow)

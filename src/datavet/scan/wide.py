@@ -42,7 +42,7 @@ from datavet.scan.moments import Moments
 
 MIN_COLUMNS = 16  # fewer plain numeric columns than this: column by column
 MAX_ROWS = SCREEN_MIN_ROWS  # batches this tall or taller: column by column
-BLOCK_CELLS = 1 << 21  # cells of one slice of the block (16 MB of float64)
+BLOCK_CELLS = 1 << 20  # cells of one slice of the block (8 MB of float64)
 
 _PLAIN = {
     pa.int8(),
