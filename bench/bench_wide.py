@@ -13,6 +13,15 @@ Cases (each a fresh `python -m datavet audit` process; peak RSS is that process'
 
 ``--src`` runs another checkout's ``src`` (for a before/after comparison); the default is the
 ``src`` beside this script. Data files are generated once into ``--dir`` and reused.
+
+Measured on a shared 2-core machine (load 3-8), before (the column-by-column scan) and after
+(many numeric columns of a short batch computed together, scan/wide.py):
+
+| case | before | after |
+|---|---|---|
+| wide-csv | 17 min 24 s, 3.37 GB | 56 s, 2.78 GB (~25 s of it: pyarrow opens the CSV twice) |
+| wide-parquet | 21.9 s, 1.15 GB | 8.9 s, 1.43 GB |
+| tall | 2.9 s, 321 MB | 3.1 s, 355 MB |
 """
 
 from __future__ import annotations
