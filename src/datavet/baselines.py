@@ -96,23 +96,34 @@ class Baselines:
 
 def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, list[str], list]:
     """(frame, numeric columns, text columns) with inf turned into NaN (imputed later)."""
-    data, numeric, text = {}, [], []
+    texts, numeric, text, arrays = {}, [], [], []
     for name in features:
         arr = table.column(name)
         kind = column_kind(arr.type)
         if kind in ("numeric", "bool"):
-            x = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
-            x = np.where(np.isfinite(x), x, np.nan)
-            with np.errstate(all="ignore"):
-                top = np.nanmax(np.abs(x)) if np.isfinite(x).any() else 0.0
-            if top > 1e100:  # rescaled (the standardised model is the same): squares overflow
-                x = x / top
-            data[name] = x
+            arrays.append(arr)
             numeric.append(name)
         elif kind == "string":
-            data[name] = arr.to_pandas().astype(object)
+            texts[name] = arr.to_pandas().astype(object)
             text.append(name)
-    return pd.DataFrame(data, index=pd.RangeIndex(table.num_rows)), numeric, text
+    # the numeric columns as one 2-D block, computed together (a wide table has many)
+    block = np.empty((table.num_rows, len(numeric)))
+    for j, arr in enumerate(arrays):
+        block[:, j] = pa.compute.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+    finite = np.isfinite(block)
+    block[~finite] = np.nan
+    with np.errstate(all="ignore"):
+        top = np.where(finite, np.abs(block), 0.0).max(axis=0, initial=0.0)
+    big = np.flatnonzero(top > 1e100)  # rescaled (the standardised model is the same)
+    if len(big):
+        block[:, big] = block[:, big] / top[big]
+    index = pd.RangeIndex(table.num_rows)
+    frame = pd.DataFrame(block, index=index, columns=pd.Index(numeric, dtype=object))
+    if text:
+        frame = pd.concat([frame, pd.DataFrame(texts, index=index)], axis=1)
+        kept = set(numeric) | set(texts)
+        frame = frame[[name for name in features if name in kept]]
+    return frame, numeric, text
 
 
 def _pipeline(task: str, numeric: list[str], text: list[str]):
@@ -390,14 +401,16 @@ def run_baselines(
             "left out of the linear model (not numeric, or text with more than "
             f"{MAX_ONE_HOT} values): " + _names(dropped)
         )
-    imputed = [c for c in numeric if x_tr[c].isna().any()]
+    has_missing = dict(zip(x_tr.columns, x_tr.isna().any().tolist()))  # one pass, not per column
+    imputed = [c for c in numeric if has_missing[c]]
     # cap the encoded width: a numeric column is 1 (2 with its missing indicator), a text
     # column one per value
     width, capped = 0, []
+    numeric_set, text_set, imputed_set = set(numeric), set(text), set(imputed)
     for c in features:
-        if c in numeric:
-            w = 2 if c in imputed else 1
-        elif c in text:
+        if c in numeric_set:
+            w = 2 if c in imputed_set else 1
+        elif c in text_set:
             w = int(x_tr[c].nunique()) + 1
         else:
             continue
@@ -406,9 +419,10 @@ def run_baselines(
             continue
         width += w
     if capped:
-        numeric = [c for c in numeric if c not in capped]
-        text = [c for c in text if c not in capped]
-        imputed = [c for c in imputed if c not in capped]
+        capped_set = set(capped)
+        numeric = [c for c in numeric if c not in capped_set]
+        text = [c for c in text if c not in capped_set]
+        imputed = [c for c in imputed if c not in capped_set]
         out.notes.append(
             f"left out of the linear model to keep it cheap (encoded width capped at "
             f"{MAX_ENCODED}): {_names(capped)}"

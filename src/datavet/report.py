@@ -22,8 +22,57 @@ def dumps(payload: Any, indent: int | None = 2) -> str:
     ``ensure_ascii=False`` escapes only U+0000-U+001F; U+009B is a one-character terminal
     escape (CSI), so a column name could otherwise drive the terminal of whoever cats the file.
     """
-    text = json.dumps(payload, indent=indent, allow_nan=False, ensure_ascii=False)
+    if indent is None:
+        text = json.dumps(payload, allow_nan=False, ensure_ascii=False)
+    else:
+        text = "".join(_indented(payload, " " * indent, 0))
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _key(k: Any) -> str:
+    """A dict key as the standard encoder writes it (``1`` as ``"1"``, ``True`` as
+    ``"true"``); what it refuses raises its TypeError."""
+    if isinstance(k, str):
+        return k
+    return next(iter(json.loads(json.dumps({k: None}, allow_nan=False))))
+
+
+def _indented(value: Any, step: str, level: int):
+    """The text of ``json.dumps(value, indent=len(step), allow_nan=False, ensure_ascii=False)``,
+    piece by piece. The standard library encodes indented JSON in pure Python, a call per value
+    (a report of a 200,000-column table holds millions); here a dict of plain values (a column's
+    summary) is one call of its C encoder, its item separator carrying the indentation."""
+    if isinstance(value, dict) and value and not all(type(k) is str for k in value):
+        value = {_key(k): v for k, v in value.items()}
+    if isinstance(value, dict) and value:
+        inner = "\n" + step * (level + 1)
+        if all(isinstance(v, _SCALARS) for v in value.values()):
+            flat = json.JSONEncoder(
+                ensure_ascii=False, allow_nan=False, separators=("," + inner, ": ")
+            ).encode(value)
+            yield "{" + inner + flat[1:-1] + "\n" + step * level + "}"
+            return
+        yield "{"
+        first = True
+        for k, v in value.items():
+            yield (inner if first else "," + inner) + json.dumps(k, ensure_ascii=False) + ": "
+            first = False
+            yield from _indented(v, step, level + 1)
+        yield "\n" + step * level + "}"
+    elif isinstance(value, (list, tuple)) and value:
+        inner = "\n" + step * (level + 1)
+        yield "["
+        for i, v in enumerate(value):
+            yield inner if i == 0 else "," + inner
+            yield from _indented(v, step, level + 1)
+        yield "\n" + step * level + "]"
+    elif isinstance(value, _SCALARS) or isinstance(value, (dict, list, tuple)):
+        yield json.dumps(value, allow_nan=False, ensure_ascii=False)
+    else:  # what the standard encoder would refuse or convert: let it
+        yield json.dumps(value, indent=len(step), allow_nan=False, ensure_ascii=False)
 
 
 def _clean(value: Any) -> Any:

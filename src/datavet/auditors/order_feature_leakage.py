@@ -65,8 +65,9 @@ class OrderFeatureLeakage(Auditor):
         codes = pc.dictionary_encode(y_arr).indices.to_numpy(zero_copy_only=False)
         codes = np.where(y_missing, 0, codes).astype(np.int64)
         pos = sample.positions.astype(float)
+        far = self._far_from_order(table, ctx.target, y_missing)
         for name in table.column_names:
-            if name == ctx.target:
+            if name == ctx.target or name in far:
                 continue
             arr = table.column(name).combine_chunks()
             if column_kind(arr.type) not in ("numeric", "temporal"):
@@ -91,6 +92,43 @@ class OrderFeatureLeakage(Auditor):
                 metrics={"order_rho": order, "label_score": score},
                 hint="drop the counter; split by time if it is a timestamp; shuffle and see L002",
             )
+
+    def _far_from_order(self, table, target: str, y_missing: np.ndarray) -> set[str]:
+        """Columns whose |Spearman| with row position is surely below ``min_order`` (by a
+        margin far above rounding), computed for many columns at once: the test column by
+        column (a SciPy call each) would skip them anyway. Only columns with every labelled
+        sample row finite are screened; the others go the exact way."""
+        from scipy.stats import rankdata
+
+        keep = ~y_missing
+        n = int(keep.sum())
+        if n < 3:
+            return set()
+        # the sample is in row order and its positions are distinct: their ranks are 1..n
+        rp = np.arange(1, n + 1, dtype=float) - (n + 1) / 2
+        names = [
+            f.name
+            for f in table.schema
+            if f.name != target and column_kind(f.type) in ("numeric", "temporal")
+        ]
+        limit = self.options["min_order"] - 1e-6
+        out: set[str] = set()
+        step = max(1, (1 << 21) // n)  # cells per block of columns: memory stays bounded
+        for start in range(0, len(names), step):
+            chunk = names[start : start + step]
+            x = np.empty((n, len(chunk)))
+            for j, name in enumerate(chunk):
+                x[:, j] = as_float(table.column(name).combine_chunks())[keep]
+            full = np.isfinite(x).all(axis=0)
+            if not full.any():
+                continue
+            r = rankdata(x[:, full], axis=0)
+            r -= r.mean(axis=0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rho = (rp @ r) / np.sqrt((rp @ rp) * np.einsum("ij,ij->j", r, r))
+            far = np.abs(rho) < limit  # NaN (a constant column): not screened out
+            out.update(np.asarray(chunk, dtype=object)[full][far].tolist())
+        return out
 
     def _predicts(self, x, codes, regression, y_num, ok):
         from scipy.stats import spearmanr

@@ -47,17 +47,32 @@ def storage_type(arrow_type: pa.DataType) -> pa.DataType:
     return t
 
 
+_KIND_CACHE: dict[pa.DataType, str] = {}
+
+
 def column_kind(arrow_type: pa.DataType) -> str:
-    """numeric | bool | string | temporal | vector | null | other.
+    """numeric | bool | string | temporal | vector | null | other (remembered per type: a wide
+    table asks for the same few types once per column).
 
     ``vector``: a list of numbers per row (an embedding, see :mod:`datavet.scan.vectors`).
     ``other``: binary, nested (lists of text, structs, maps, unions) and interval values: their
     text form is counted and hashed, and no rule reads them as numbers."""
+    try:
+        return _KIND_CACHE[arrow_type]
+    except (KeyError, TypeError):  # TypeError: an unhashable (extension) type
+        pass
+    kind = _column_kind(arrow_type)
+    if len(_KIND_CACHE) < 4096 and not isinstance(arrow_type, pa.ExtensionType):
+        _KIND_CACHE[arrow_type] = kind
+    return kind
+
+
+def _column_kind(arrow_type: pa.DataType) -> str:
     from datavet.scan.vectors import is_vector_type
 
     arrow_type = storage_type(arrow_type)
     if pa.types.is_dictionary(arrow_type):
-        return column_kind(arrow_type.value_type)
+        return _column_kind(arrow_type.value_type)
     if pa.types.is_boolean(arrow_type):
         return "bool"
     if (

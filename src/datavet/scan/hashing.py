@@ -213,24 +213,64 @@ def string_values(arr: pa.Array, cache: dict | None = None) -> Strings:
     return cache["strings"]
 
 
-def combine_lanes(n: int, lanes_of, columns: list[str], names) -> np.ndarray:
+_MASK = (1 << 64) - 1
+
+
+def mult_powers(m: int) -> list[int]:
+    """``[MULT**k mod 2**64 for k in 0..m]`` as Python ints."""
+    p = np.ones(m + 1, _U)
+    if m:
+        p[1:] = np.multiply.accumulate(np.full(m, _MULT, _U))  # wraps modulo 2**64
+    return p.tolist()
+
+
+def fold_weights(columns) -> dict[str, int]:
+    """Each column's weight in :func:`combine_lanes`'s fold of ``columns``: folding
+    ``acc = acc * MULT + lane`` over the m columns in name order is
+    ``seed * MULT**m + sum(lane_p * MULT**(m - 1 - p))`` modulo 2**64."""
+    order = sorted(columns)
+    powers = mult_powers(len(order))
+    m = len(order)
+    return {name: powers[m - 1 - p] for p, name in enumerate(order)}
+
+
+def combine_lanes(
+    n: int,
+    lanes_of,
+    columns: list[str],
+    names,
+    partial: np.ndarray | None = None,
+    skip=frozenset(),
+) -> np.ndarray:
     """The (n, 2) row hash: lanes of ``columns`` in name order folded into two accumulators
     (a column not in ``names`` hashes as all-missing). ``lanes_of(name)`` gives a column's
     two lanes, already well mixed (SplitMix64 of the value), so each step is a multiply-add
     (a bijection of the accumulator, an odd multiplier) and the result is mixed once at the
-    end: half the passes of mixing at every step."""
+    end: half the passes of mixing at every step.
+
+    The fold is computed as its closed form (see :func:`fold_weights`), so columns can be
+    added in any order: ``partial`` is the (2, n) weighted lane sum of the ``skip`` columns,
+    computed elsewhere (``scan/wide.py``, many numeric columns at once)."""
+    order = sorted(columns)
+    m = len(order)
+    powers = mult_powers(m)
     acc = np.empty((2, n), dtype=_U)
     for j in range(2):
-        acc[j].fill(_SEEDS[j])
-    for name in sorted(columns):
+        acc[j].fill((int(_SEEDS[j]) * powers[m]) & _MASK)
+    if partial is not None:
+        acc += partial
+    scratch = np.empty(n, _U)
+    for p, name in enumerate(order):
+        if name in skip:
+            continue
+        w = powers[m - 1 - p]
         lanes = lanes_of(name) if name in names else None
         for j in range(2):
-            a = acc[j]
-            np.multiply(a, _MULT, out=a)
             if lanes is None:
-                a += _MISSING[j]
+                acc[j] += _U((int(_MISSING[j]) * w) & _MASK)
             else:
-                a += lanes[j]
+                np.multiply(lanes[j], _U(w), out=scratch)
+                acc[j] += scratch
     for j in range(2):
         acc[j] += _U(0x9E3779B97F4A7C15)
         _splitmix_inplace(acc[j])
@@ -242,10 +282,23 @@ def hash_rows(
     columns: list[str],
     as_number: frozenset[str],
     caches: dict[str, dict] | None = None,
+    block=None,
 ) -> np.ndarray:
     """An (n, 2) uint64 array: the 128-bit hash of each row over ``columns`` (a missing column
-    hashes as all-missing). ``caches``: per column name, as in :func:`column_lanes`."""
+    hashes as all-missing). ``caches``: per column name, as in :func:`column_lanes`.
+    ``block``: (the (2, n) weighted lane sum, the columns it covers) when the caller already
+    folded some columns (``scan/wide.py``); else many plain numeric columns are folded here
+    at once."""
+    from datavet.scan.wide import Fold, block_names, scan_block
+
     caches = {} if caches is None else caches
+    if block is None:
+        names = block_names(batch, columns)
+        if names:
+            fold = Fold(fold_weights(columns))
+            scan_block(batch, names, 0, stats=False, folds=[fold])
+            block = (fold.partial, frozenset(names))
+    partial, skip = block if block is not None else (None, frozenset())
     return combine_lanes(
         batch.num_rows,
         lambda name: column_lanes(
@@ -253,6 +306,8 @@ def hash_rows(
         ),
         columns,
         set(batch.schema.names),
+        partial,
+        skip,
     )
 
 

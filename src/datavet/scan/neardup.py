@@ -29,6 +29,7 @@ from datavet.scan.hashing import (
     column_lanes,
     combine_lanes,
     float_values,
+    fold_weights,
     hash_rows,
     string_values,
 )
@@ -82,28 +83,44 @@ def near_rows(
     digits: int,
     caches: dict | None = None,
     left_out: list[str] | None = None,
+    block=None,
 ) -> np.ndarray:
     """The (n, 2) near hashes of ``columns``; with ``left_out`` (the shared columns the near
     hash leaves out: ID-like, group, time), the (n, w) uint64 rows that :func:`unpack` reads:
     the near hash, how many compared values each row has, each left-out column's normalised
     hash and value, and one byte per compared column (the first 32 by name) fingerprinting
-    its exact value, so a near copy can be checked column by column."""
+    its exact value, so a near copy can be checked column by column.
+
+    ``block``: (the (2, n) weighted near-lane sum, the (n,) present values per row, the columns
+    they cover) when the caller computed them (``scan/wide.py``); else many plain numeric
+    columns are computed here at once."""
+    from datavet.scan.wide import Fold, block_names, scan_block
+
     caches = {} if caches is None else caches
     names = set(batch.schema.names)
+    if block is None:
+        wide = block_names(batch, columns)
+        if wide:
+            fold = Fold(fold_weights(columns), near=True, digits=digits)
+            found = scan_block(batch, wide, 0, stats=False, folds=[fold], counted=set(columns))
+            block = (fold.partial, found.present, frozenset(wide))
+    partial, present, skip = block if block is not None else (None, None, frozenset())
     near = combine_lanes(
         batch.num_rows,
         lambda name: near_lanes(batch.column(name), digits, caches.setdefault(name, {})),
         columns,
         names,
+        partial,
+        skip,
     )
     if left_out is None:
         return near
     n = batch.num_rows
     left = sorted(left_out)
     shown = sorted(columns)[:FINGERPRINTED]
-    filled = np.zeros(n, np.uint64)
+    filled = np.zeros(n, np.uint64) if present is None else present.copy()
     for name in columns:
-        if name in names:
+        if name in names and name not in skip:
             filled += _present(batch.column(name))
     head = (
         filled | (np.uint64(len(left)) << np.uint64(32)) | (np.uint64(len(shown)) << np.uint64(48))

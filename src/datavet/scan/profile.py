@@ -10,11 +10,12 @@ import pyarrow as pa
 
 from datavet.scan.columns import ColumnStats, dense_batch, merge_examples
 from datavet.scan.groups import GroupCounts
-from datavet.scan.hashing import RowHashes, hash_rows, hash_values
+from datavet.scan.hashing import RowHashes, fold_weights, hash_rows, hash_values
 from datavet.scan.labels import LabelStats, label_batch
 from datavet.scan.neardup import near_rows
 from datavet.scan.neardup import older_rows as _older_rows
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
+from datavet.scan.wide import Fold, block_names, scan_block
 
 if TYPE_CHECKING:
     from datavet.scan.tensors import TensorStats
@@ -74,32 +75,56 @@ class Profile:
         batch = dense_batch(batch)
         if plan.target is not None and plan.target in batch.schema.names:
             batch = label_batch(batch, plan.target)
-        for name, arr in zip(batch.schema.names, batch.columns):
-            if name in plan.skip_columns:
-                continue
-            if name == plan.target:
-                label = LabelStats.of(name, arr, offset)
-                label.dtype = dtypes[name]
-            else:
-                columns[name] = ColumnStats.of(name, arr, offset, caches.setdefault(name, {}))
-                columns[name].dtype = dtypes[name]
         # S002 compares a split's rows on all its features; S001 compares splits on the
         # features they share. Hash twice only when those differ.
         features = [
             n for n in batch.schema.names if n != plan.target and n not in plan.skip_columns
         ]
-        rows = hash_rows(batch, features, plan.as_number, caches)
+        same = set(features) == set(plan.hash_columns)
+        # many plain numeric columns of a short batch: computed together (scan/wide.py)
+        wide = block_names(batch, features)
+        block = None
+        if wide:
+            folds = [Fold(fold_weights(features))]
+            if not same:
+                folds.append(Fold(fold_weights(plan.hash_columns)))
+            if plan.near_columns is not None:
+                folds.append(Fold(fold_weights(plan.near_columns), True, plan.near_digits))
+            counted = set(plan.near_columns) if plan.near_columns is not None else None
+            block = scan_block(batch, wide, offset, folds=folds, counted=counted)
+        skip = frozenset(wide)
+        for i, name in enumerate(batch.schema.names):  # columns fetched only when needed
+            if name in plan.skip_columns:
+                continue
+            if name == plan.target:
+                label = LabelStats.of(name, batch.column(i), offset)
+                label.dtype = dtypes[name]
+            else:
+                if block is not None and name in skip:
+                    columns[name] = block.stats[name]
+                else:
+                    cache = caches.setdefault(name, {})
+                    columns[name] = ColumnStats.of(name, batch.column(i), offset, cache)
+                columns[name].dtype = dtypes[name]
+        part = (lambda k: (block.folds[k].partial, skip)) if block is not None else (lambda k: None)
+        rows = hash_rows(batch, features, plan.as_number, caches, part(0))
         shared = None
-        if set(features) != set(plan.hash_columns):
-            shared = hash_rows(batch, list(plan.hash_columns), plan.as_number, caches)
+        if not same:
+            shared = hash_rows(batch, list(plan.hash_columns), plan.as_number, caches, part(1))
         if plan.target is not None and plan.target in batch.schema.names:
             labels = hash_values(batch.column(plan.target))
         else:
             labels = np.zeros(batch.num_rows, np.uint64)
         near = None
         if plan.near_columns is not None:
-            left_out = [c for c in plan.hash_columns if c not in plan.near_columns]
-            near = near_rows(batch, list(plan.near_columns), plan.near_digits, caches, left_out)
+            near_set = set(plan.near_columns)
+            left_out = [c for c in plan.hash_columns if c not in near_set]
+            near_block = None
+            if block is not None:
+                near_block = (block.folds[-1].partial, block.present, skip)
+            near = near_rows(
+                batch, list(plan.near_columns), plan.near_digits, caches, left_out, near_block
+            )
         older, older_rows = 0, ()
         if (
             plan.time_column is not None
