@@ -158,6 +158,12 @@ class CsvSource(TabularSource):
                 raise error
         self.check_schema()
         self._check_utf8(self.schema)
+        # Every later pass reopens the file: give it the types inferred here, so pyarrow does
+        # not infer them again per column (the same first block gives the same types; a column
+        # with no value there stays inferred, as a later restart may widen it)
+        for f in self.schema:
+            if not pa.types.is_null(f.type):
+                self.column_types.setdefault(f.name, f.type)
         return self
 
     @property
