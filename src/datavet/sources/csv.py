@@ -63,6 +63,9 @@ class CsvSource(TabularSource):
     block_size: int = 0  # bytes pyarrow parses at once (0: _BLOCK_BYTES); grows for long fields
     dialect_note: str | None = None  # how the delimiter was chosen, when it is not ","
     filesystem: Any = None  # a pyarrow filesystem (s3://, gs://); None: a local file
+    # quoted values may hold line breaks (pyarrow's multi-threaded reader assumes they do not,
+    # and is faster so): switched on when a row comes apart at one
+    newlines_in_values: bool = False
 
     @property
     def read_note(self) -> str | None:
@@ -71,7 +74,9 @@ class CsvSource(TabularSource):
     def _options(self):
         # Text in another encoding reaches pyarrow already transcoded to UTF-8 (_TextStream)
         read = pacsv.ReadOptions(block_size=self._block, use_threads=True, encoding="utf8")
-        parse = pacsv.ParseOptions(delimiter=self.delimiter)
+        parse = pacsv.ParseOptions(
+            delimiter=self.delimiter, newlines_in_values=self.newlines_in_values
+        )
         convert = pacsv.ConvertOptions(
             strings_can_be_null=True,
             column_types=self.column_types,
@@ -81,6 +86,21 @@ class CsvSource(TabularSource):
     @property
     def _block(self) -> int:
         return self.block_size or _BLOCK_BYTES
+
+    def _retry(self, exc: BaseException) -> bool:
+        """Whether to read again with other options: larger blocks, or line breaks in values."""
+        return self._grow_block(exc) or self._allow_newlines(exc)
+
+    def _allow_newlines(self, exc: BaseException) -> bool:
+        """A row that came apart ("Expected 10 columns, got 5"): often a quoted value holding a
+        line break (a tweet, an address), which is valid CSV. Read again allowing them (True)."""
+        if self.newlines_in_values or not isinstance(exc, pa.ArrowInvalid):
+            return False
+        text = str(exc)
+        if not re.search(r"Expected \d+ columns, got \d+|out of sync with chunker", text):
+            return False
+        self.newlines_in_values = True
+        return True
 
     def _grow_block(self, exc: BaseException) -> bool:
         """A field or row longer than a block: read larger blocks (True), up to a bound."""
@@ -138,7 +158,7 @@ class CsvSource(TabularSource):
             try:
                 return pacsv.open_csv(stream or self._input(), *self._options()), guard
             except _READ_ERRORS as exc:
-                if not self._grow_block(exc):
+                if not self._retry(exc):
                     error = self._error(exc)
             stream = None
             _release(guard)
@@ -235,8 +255,8 @@ class CsvSource(TabularSource):
     def _next_error(self, exc: BaseException) -> BaseException:
         """What a failed block means: a restart with a wider column type or a larger block,
         or a one-line InputError."""
-        if self._grow_block(exc):
-            return SchemaRestart("(block size)")
+        if self._retry(exc):
+            return SchemaRestart("(block size or line breaks in values)")
         match = _CONVERSION.search(str(exc)) if isinstance(exc, pa.ArrowInvalid) else None
         if match is None or int(match.group(1)) >= len(self.schema):
             return self._error(exc)
@@ -323,6 +343,13 @@ def _describe(exc: BaseException) -> str:
     text = _first_line(exc)
     if "Empty CSV file" in text:
         return "file has no header and no rows (only blank lines)"
+    if re.search(r"Expected \d+ columns, got \d+", text):
+        # even with line breaks allowed inside quoted values: a break outside quotes (pandas
+        # leaves a lone carriage return unquoted), or a row with a delimiter too few or many
+        return (
+            f"cannot parse CSV: {text} (a line break inside an unquoted value, such as a lone "
+            "carriage return, or a row with a field too many or too few)"
+        )
     return f"cannot parse CSV: {text}"
 
 
