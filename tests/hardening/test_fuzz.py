@@ -90,6 +90,7 @@ def test_every_variant_builds(tmp_path):
                 "audit",
                 "check",
                 "diff",
+                "preflight",
                 "curves",
                 "probe",
                 "journal",
