@@ -61,8 +61,8 @@ _HEADS = (
 
 def is_datavet_output(path: str | os.PathLike) -> bool:
     """Whether the regular file at ``path`` is empty or a report datavet writes: JSON, SARIF,
-    JUnit, GitLab Code Quality, HTML, text, concise, GitHub annotations, a diff. (A journal is not: a report never replaces
-    one; :mod:`datavet.journal` recognises its own files.)"""
+    JUnit, GitLab Code Quality, HTML, text, concise, GitHub annotations, a diff. (A journal is
+    not: a report never replaces one; :mod:`datavet.journal` recognises its own files.)"""
     try:
         with open(path, "rb") as fh:
             head = fh.read(_PEEK)
