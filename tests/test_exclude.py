@@ -151,5 +151,7 @@ def test_audit_of_an_excluded_file_given_explicitly_still_runs(project, capsys):
 
 
 def test_isolated_ignores_the_excludes(project, capsys):
-    code, _, err = run(capsys, ["check", "--isolated", "--target", "label", "data/lookup/codes.csv"])
+    code, _, err = run(
+        capsys, ["check", "--isolated", "--target", "label", "data/lookup/codes.csv"]
+    )
     assert code == 2 and "skipped" not in err
