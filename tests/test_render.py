@@ -251,3 +251,70 @@ def test_render_a_missing_file_or_a_folder(data, capsys):
 def test_main_is_the_entry_point(saved, capsys):
     assert main(["render", str(saved), "--format", "concise"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("datavet: 3 error")
+
+
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+HOSTILE = "a\x1b[2J\x9b31m\r\n::error::pwned\n  ::add-mask::s"
+CHECKED = {"tool", "code", "name", "status", "severity", "format", "fail_on", "task", "split"}
+
+
+def _poison(value, key=None):
+    if isinstance(value, str) and key not in CHECKED:
+        return value + HOSTILE
+    if isinstance(value, dict):
+        return {k: _poison(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_poison(v, key) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_hostile_saved_report_renders_inert(saved, capsys, data, fmt):
+    """A report read back is input: every string in it (messages, hints, sources, baselines,
+    reasons, tracebacks) carries escapes and workflow commands, and every format stays inert:
+    no raw control character, no line GitHub would run as a command (but github's own)."""
+    report = json.loads(saved.read_text())
+    report["outcomes"].append(
+        {"code": "L002", "name": "positional-label-drift", "status": "crashed",
+         "reason": "boom", "traceback": "Traceback\n  File 'x'\nValueError: boom"}
+    )  # fmt: skip
+    report["exit_code"] = 2
+    hostile = data / "hostile.json"
+    hostile.write_text(json.dumps(_poison(report)))
+    code, out, err = run_cli(capsys, ["render", hostile, "--format", fmt])
+    assert code == 0, err
+    assert not RAW_CONTROL.search(out) and "\r" not in out
+    for line in out.splitlines():
+        if line.lstrip().startswith("::"):
+            head = re.match(r"::(error|warning|notice)( [^\n]*?)?::", line.lstrip())
+            assert fmt == "github" and head, line
+            assert "::" not in (head.group(2) or "") and "::" not in line.lstrip()[head.end() :]
+    if fmt in ("json", "sarif", "gitlab"):
+        json.loads(out)
+    if fmt == "json":  # inert, not lost
+        assert json.loads(out) == _poison(report)
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("findings", 0, "code"), "V001\n::error::x"),
+        (("findings", 0, "name"), "nan values"),
+        (("outcomes", 0, "status"), "odd"),
+        (("datasets", "train", "format"), "csv\n::error::x"),
+        (("datasets", "train", "rows"), "many"),
+        (("counts", "error"), "3"),
+        (("exit_code",), 7),
+        (("fail_on",), "fatal"),
+    ],
+)
+def test_render_checks_the_fields_printed_as_they_are(saved, capsys, data, where, value):
+    report = json.loads(saved.read_text())
+    parent = report
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = value
+    bad = data / "bad.json"
+    bad.write_text(json.dumps(report))
+    code, out, err = run_cli(capsys, ["render", bad, "--format", "text"])
+    assert_one_line_error(code, out, err, names="bad.json", problem=["not a complete"])

@@ -9,6 +9,7 @@ without ``--force``.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -103,6 +104,90 @@ _FIELDS = {
     "fail_on": str,
     "notes": list,
 }
+# Fields the renderers print as they are (datavet writes them from its own vocabulary; a report
+# read back is input, so they are checked: a code cannot carry a line break or a command).
+_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+_SPACED = re.compile(r"[A-Za-z0-9_.+ -]{1,64}")
+_STATUSES = ("passed", "failed", "skipped", "crashed")
+_LEVELS = ("info", "warning", "error")
+
+
+def _check(path: str, data: dict) -> None:
+    def bad(what: str) -> InputError:
+        return InputError(path, f"not a complete datavet JSON report ({what})")
+
+    for key, kind in _FIELDS.items():
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise bad(f"no valid {key!r}")
+    if data["fail_on"] not in _LEVELS:
+        raise bad(f"fail_on {data['fail_on']!r}")
+    if data["exit_code"] not in (0, 1, 2):
+        raise bad(f"exit_code {data['exit_code']!r}")
+    for key, value in data["counts"].items():
+        if key not in _LEVELS or not isinstance(value, int) or isinstance(value, bool):
+            raise bad("counts")
+    task = data.get("task")
+    if task is not None and not (isinstance(task, str) and _WORD.fullmatch(task)):
+        raise bad("task")
+    for split, d in data["datasets"].items():
+        if not _WORD.fullmatch(split) or not isinstance(d, dict):
+            raise bad("datasets")
+        fmt, rows = d.get("format"), d.get("rows")
+        if not (isinstance(fmt, str) and _SPACED.fullmatch(fmt)):
+            raise bad(f"datasets.{split}.format")
+        if not isinstance(rows, int) or isinstance(rows, bool):
+            raise bad(f"datasets.{split}.rows")
+    findings = list(data["findings"])
+    for item in data.get("ignored") or []:
+        if not isinstance(item, dict) or not isinstance(item.get("finding"), dict):
+            raise bad("ignored")
+        findings.append(item["finding"])
+    for f in findings:
+        split = f.get("split")
+        if not (
+            isinstance(f.get("code"), str)
+            and _WORD.fullmatch(f["code"])
+            and isinstance(f.get("name"), str)
+            and _WORD.fullmatch(f["name"])
+            and (split is None or (isinstance(split, str) and _WORD.fullmatch(split)))
+            and f.get("severity") in _LEVELS
+        ):
+            raise bad("a finding's code, name, split or severity")
+    for o in data["outcomes"]:
+        if not (
+            isinstance(o, dict)
+            and isinstance(o.get("code"), str)
+            and _WORD.fullmatch(o["code"])
+            and isinstance(o.get("name"), str)
+            and _WORD.fullmatch(o["name"])
+            and o.get("status") in _STATUSES
+        ):
+            raise bad("an outcome's code, name or status")
+
+
+# Formats whose renderers print some fields as they are, trusting datavet's own messages to be
+# one line (a rule quotes data with repr): from a report read back, every string is shown inert.
+_INERT = {"text", "junit"}
+
+
+def _inert(value: Any, key: str | None = None) -> Any:
+    """A copy of report data with control characters and line breaks shown as escapes
+    (a traceback keeps its lines, none of which can start with ``::``)."""
+    from datavet.output.text import clean
+
+    if isinstance(value, str):
+        if key == "traceback":
+            lines = (clean(line) for line in value.splitlines())
+            return "\n".join(
+                ("  " + line.lstrip().replace("::", ": :")) if line.lstrip()[:2] == "::" else line
+                for line in lines
+            )
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _inert(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
 
 
 def load(path: str) -> SavedReport:
@@ -111,9 +196,7 @@ def load(path: str) -> SavedReport:
     from datavet.diff import load_report
 
     data = load_report(path)
-    for key, kind in _FIELDS.items():
-        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
-            raise InputError(path, f"not a complete datavet JSON report (no valid {key!r})")
+    _check(path, data)
     return SavedReport(data)
 
 
@@ -162,16 +245,21 @@ def run(args) -> int:
     reports = [load(p) for p in args.reports]
     names = [Path(p).stem for p in args.reports] if several else [args.name]
     items = [(name, report, None) for name, report in zip(names, reports)]
+    shown = [(n, SavedReport(_inert(r.to_dict())), loc) for n, r, loc in items]
     options = {}
     if args.format == "text":
         options["colour"] = args.output in (None, outputs.STDOUT) and _use_colour(sys.stdout)
     try:
-        text = render_many(items, args.format, **options)
-        extras = [(fmt, path, render_many(items, fmt)) for fmt, path in args.output_formats]
+        text = render_many(shown if args.format in _INERT else items, args.format, **options)
+        extras = [
+            (fmt, path, render_many(shown if fmt in _INERT else items, fmt))
+            for fmt, path in args.output_formats
+        ]
         page = _html(reports[0]) if args.html else None
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        what = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else exc
         raise InputError(
-            ", ".join(args.reports), f"not a complete datavet JSON report ({exc!r})"
+            ", ".join(args.reports), f"not a complete datavet JSON report ({what})"
         ) from None
     if page is not None:
         plan.write("--html", args.html, page)
