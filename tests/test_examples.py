@@ -308,12 +308,50 @@ def test_workflow_commands_are_valid_datavet_commands(workflow):
         for line in step.get("run", "").splitlines()
         if line.strip().startswith("datavet ")
     ]
-    assert len(commands) == 3
-    formats = set()
-    for cmd in commands:
-        args = _parser().parse_args(shlex.split(cmd)[1:])
-        formats.add(args.format)
+    assert len(commands) == 1  # one audit, every output
+    args = _parser().parse_args(shlex.split(commands[0])[1:])
+    formats = {args.format, *(fmt for fmt, _ in args.output_formats)}
     assert formats == {"github", "sarif", "junit"}
+    assert args.html == "reports/datavet.html"
+    sarif = dict(args.output_formats)["sarif"]
+    uploads = [s["with"]["sarif_file"] for s in steps if "upload-sarif" in s.get("uses", "")]
+    assert uploads == [sarif]
     uses = [s.get("uses", "") for s in steps]
     assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
     assert workflow["permissions"]["security-events"] == "write"
+
+
+def test_workflow_audit_step_writes_every_report_from_one_audit(
+    workflow, tmp_path, monkeypatch, capsys
+):
+    """The workflow's one `datavet audit` run in the example project: annotations on stdout,
+    the job summary, and the SARIF, JUnit and HTML files the later steps upload."""
+    import shutil
+
+    import datavet.api
+    from datavet.cli import main
+
+    project = tmp_path / "examples" / "project"
+    project.mkdir(parents=True)
+    shutil.copy(EXAMPLES / "project" / "pyproject.toml", project)
+    (tmp_path / "sample_data").symlink_to(ROOT / "sample_data")
+    monkeypatch.chdir(project)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    calls = []
+    real = datavet.api.audit
+    monkeypatch.setattr(datavet.api, "audit", lambda *a, **k: calls.append(a) or real(*a, **k))
+    steps = workflow["jobs"]["vet-data"]["steps"]
+    (run,) = [s["run"] for s in steps if s.get("run", "").startswith("datavet audit")]
+    assert main(shlex.split(run)[1:]) == 1
+    out = capsys.readouterr().out
+    assert len(calls) == 2  # the two datasets, once each
+    assert out.splitlines()[-1].startswith("datavet clean:")
+    assert summary.read_text().count("### datavet: ") == 2
+    sarif = json.loads((project / "reports" / "datavet.sarif").read_text())
+    assert len(sarif["runs"]) == 2
+    assert "<testsuites" in (project / "reports" / "datavet-junit.xml").read_text()
+    assert sorted(p.name for p in (project / "reports").glob("*.html")) == [
+        "datavet-clean.html",
+        "datavet-planted.html",
+    ]

@@ -1,4 +1,5 @@
-"""Command line: ``datavet audit``, ``check``, ``config``, ``diff``, ``rules``, ``rule CODE``.
+"""Command line: ``datavet audit``, ``check``, ``config``, ``diff``, ``render``, ``rules``,
+``rule CODE``.
 
 Exit codes: 0 finished with nothing at or above --fail-on; 1 finished with findings at or above
 it; 2 could not audit (usage, unreadable input, missing target, a crashed rule).
@@ -14,7 +15,7 @@ import sys
 import traceback
 
 from datavet import journal as journal_cli
-from datavet import outputs, preflight_cli
+from datavet import outputs, preflight_cli, render_cli
 from datavet._io import write_atomic  # noqa: F401 - kept importable from here
 from datavet.curves import cli as curves_cli
 from datavet.errors import DatavetError
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="write the result here (atomically) instead of stdout; - is stdout",
     )
+    render_cli.add_output_format_option(a)
     outputs.add_force_option(a)
     a.add_argument(
         "--fail-on",
@@ -218,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
     preflight_cli.add_parser(sub)
     curves_cli.add_parser(sub)
     journal_cli.add_parser(sub)
+    render_cli.add_parser(sub)
     sub.add_parser("rules", help="list every rule")
     r = sub.add_parser("rule", help="explain one rule")
     r.add_argument("code", metavar="CODE", help="a rule code (V001) or name (nan-values)")
@@ -299,6 +302,7 @@ def _outputs(args: argparse.Namespace, settings, jobs) -> outputs.Outputs:
         plan.claim("--output", args.output)
     elif args.html == outputs.STDOUT:
         outputs.stdout_twice("--html")
+    render_cli.claim_output_formats(plan, args, several=len(jobs) > 1)
     return plan
 
 
@@ -308,8 +312,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from datavet.output import github
 
     settings = config.from_args(args)
+    render_cli.html_output_format(args)
     if args.command == "check":
-        jobs = config.plan_files(settings, args.files, args)
+        jobs = config.plan_files(settings, args.files, args, note=_note)
+        if not jobs:
+            print("datavet: nothing to check: every file given is excluded", file=sys.stderr)
+            return 0
     else:
         jobs = config.plan(settings, args)
     plan = _outputs(args, settings, jobs)
@@ -335,8 +343,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             path = args.html if len(results) == 1 else config.per_dataset_path(args.html, job)
             plan.write("--html", path, report.to_html())
             outputs.wrote(path)
+    render_cli.write_output_formats(plan, args, items)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if args.format == "github" and summary:
+    if summary and "github" in (args.format, *(f for f, _ in args.output_formats or ())):
         plan.append("GITHUB_STEP_SUMMARY", summary, github.summary_many(items))
     if args.output:
         plan.write("--output", args.output, text)
@@ -351,6 +360,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if code == 1 and args.exit_zero:
         return 0
     return code
+
+
+def _note(text: str) -> None:
+    print(f"datavet: {_one_line(text)}", file=sys.stderr)
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
@@ -381,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
             return curves_cli.run(args)
         if args.command == "journal":
             return journal_cli.run(args)
+        if args.command == "render":
+            return render_cli.run(args)
         if args.command == "rules":
             return _cmd_rules()
         if args.command == "rule":

@@ -43,6 +43,8 @@ _TOP_KEYS = (
     "target",
     "task",
     "baselines",
+    "exclude",
+    "extend-exclude",
 )
 _DATASET_KEYS = ("train", "test", "target", "task", "group", "time", "inputs", "delimiter")
 _IGNORE_KEYS = ("rules", "reason")
@@ -124,6 +126,8 @@ class Settings:
     target: str | None = None
     task: str = "auto"
     baselines: bool = True
+    exclude: tuple[str, ...] = ()  # globs, relative to the config file's folder
+    extend_exclude: tuple[str, ...] = ()
 
     @property
     def effective_select(self) -> list[str] | None:
@@ -195,6 +199,8 @@ class Settings:
             "target": self.target,
             "task": self.task,
             "baselines": self.baselines,
+            "exclude": list(self.exclude),
+            "extend-exclude": list(self.extend_exclude),
             "severity": {k: v.label for k, v in self.severity.items()},
             "thresholds": {k: dict(v) for k, v in self.thresholds.items()},
             "per-column-ignores": {
@@ -370,6 +376,8 @@ def parse(
         target=p.string(table, ("target",)) if "target" in table else None,
         task=p.task(table, ("task",)) if "task" in table else "auto",
         baselines=p.boolean(table, ("baselines",)) if "baselines" in table else True,
+        exclude=p.globs(table, "exclude") if "exclude" in table else (),
+        extend_exclude=p.globs(table, "extend-exclude") if "extend-exclude" in table else (),
     )
     return settings
 
@@ -441,6 +449,21 @@ class _Parser:
                     "name (nan-values); `datavet rules` lists them",
                 ) from None
         return out
+
+    def globs(self, table: Mapping, key: str) -> tuple[str, ...]:
+        value = table[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error((key,), f"expected a list of path globs, got {_shown(value)}")
+        for v in value:
+            if not v.strip():
+                raise self.error((key,), "expected a non-empty path glob, got ''")
+            if "\0" in v:
+                raise self.error((key,), f"a path glob holds a NUL character: {_shown(v)}")
+            try:
+                _path_glob(v)
+            except re.error as exc:
+                raise self.error((key,), f"bad glob {_shown(v)} ({exc})") from None
+        return tuple(value)
 
     def rule(self, keys: tuple[str, ...]) -> str:
         from datavet.rules import BY_CODE, BY_NAME
@@ -781,13 +804,20 @@ def plan(settings: Settings, args) -> list[Job]:
     return [_job(settings, settings.datasets[n], None, None, target, task) for n in names]
 
 
-def plan_files(settings: Settings, files: Sequence[str], args) -> list[Job]:
+def plan_files(settings: Settings, files: Sequence[str], args, note=None) -> list[Job]:
     """The audits for ``datavet check FILE...`` (the pre-commit hook): a file that a config
     dataset names is audited as that whole dataset (so train/test overlap is still checked),
-    any other file alone."""
+    any other file alone. A file that ``exclude`` / ``extend-exclude`` matches is skipped,
+    with a line to ``note`` (a callable taking the text) saying which pattern matched."""
     jobs: list[Job] = []
     seen: set[str] = set()
     for f in files:
+        pattern = excluded(settings, f)
+        if pattern is not None:
+            if note is not None:
+                where = _display(settings.config) if settings.config else "the settings"
+                note(f"skipped {f}: excluded by {pattern!r} ({where})")
+            continue
         named = _dataset_for(settings, f, None, either=True)
         key = f"dataset:{named.name}" if named else f"file:{_norm(f)}"
         if key in seen:
@@ -799,6 +829,68 @@ def plan_files(settings: Settings, files: Sequence[str], args) -> list[Job]:
         else:
             jobs.append(_job(settings, None, f, None, target, task))
     return jobs
+
+
+def _path_glob(pattern: str) -> re.Pattern:
+    """A path glob as ruff reads one: ``*`` and ``?`` within a name, ``[...]`` a set,
+    ``**`` any number of folders."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def excluded(settings: Settings, path: str | os.PathLike) -> str | None:
+    """The ``exclude`` / ``extend-exclude`` pattern that matches ``path``, or None.
+
+    As in ruff: patterns are relative to the config file's folder (the working directory
+    without one). A pattern without ``/`` (``lookup_*.csv``, ``fixtures``) matches a file or
+    folder of that name anywhere; one with ``/`` (``data/lookup/*.csv``, ``tests/**``) matches
+    the path from the config's folder. A folder that matches excludes everything in it.
+    """
+    patterns = (*settings.exclude, *settings.extend_exclude)
+    if not patterns:
+        return None
+    base = Path(os.path.abspath(settings.config.parent if settings.config else Path.cwd()))
+    absolute = Path(os.path.abspath(os.fspath(path)))
+    try:
+        parts = absolute.relative_to(base).parts
+    except ValueError:
+        parts = ()
+    names = parts or absolute.parts[1:]  # outside the folder: only names can match
+    # the path and each folder above it, up to the config's folder
+    candidates = [
+        (names[i - 1], "/".join(parts[:i]) if parts else None) for i in range(len(names), 0, -1)
+    ]
+    for pattern in patterns:
+        anchored = "/" in pattern.strip("/") or pattern.startswith("/")
+        regex = _path_glob(pattern.strip("/") if anchored else pattern.rstrip("/"))
+        for name, relative in candidates:
+            subject = relative if anchored else name
+            if subject is not None and regex.fullmatch(subject):
+                return pattern
+    return None
 
 
 def _job(settings, named: Dataset | None, train, test, target, task) -> Job:

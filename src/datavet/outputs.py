@@ -37,7 +37,7 @@ _VERDICT = (
 _LAST_LINES = (
     # text reports of audit, probe, curves (their shared footer)
     re.compile(r"\d+ findings? \([^()]*\) from \d+ [a-z ]+\. " + _VERDICT),
-    # GitHub annotations
+    # GitHub annotations, concise
     re.compile(r"datavet(?: .+)?: .*; " + _VERDICT),
     # datavet diff (text)
     re.compile(
@@ -50,6 +50,8 @@ _SARIF_DRIVER = re.compile(r'"driver"\s*:\s*\{\s*"name"\s*:\s*"datavet"')
 _HEADS = (
     re.compile(r'\{\s*"schema_version"\s*:\s*\d+\s*,\s*"tool"\s*:\s*"datavet"'),  # JSON
     re.compile(r'(?:<\?xml[^>]*\?>\s*)?<testsuites name="datavet"'),  # JUnit
+    # GitLab Code Quality (an empty list holds nothing to lose)
+    re.compile(r'\[\s*(?:\]\s*$|\{\s*"type"\s*:\s*"issue"\s*,\s*"engine_name"\s*:\s*"datavet")'),
     re.compile(
         r"<!DOCTYPE html>\s*<html[^>]*>\s*<head>(?:\s*<meta [^>]*>)*?"
         r'\s*<meta name="generator" content="datavet'
@@ -59,8 +61,8 @@ _HEADS = (
 
 def is_datavet_output(path: str | os.PathLike) -> bool:
     """Whether the regular file at ``path`` is empty or a report datavet writes: JSON, SARIF,
-    JUnit, HTML, text, GitHub annotations, a diff. (A journal is not: a report never replaces
-    one; :mod:`datavet.journal` recognises its own files.)"""
+    JUnit, GitLab Code Quality, HTML, text, concise, GitHub annotations, a diff. (A journal is
+    not: a report never replaces one; :mod:`datavet.journal` recognises its own files.)"""
     try:
         with open(path, "rb") as fh:
             head = fh.read(_PEEK)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datavet.output import concise as concise_output
 from datavet.output import github as github_output
+from datavet.output import gitlab as gitlab_output
 from datavet.output import json as json_output
 from datavet.output import junit as junit_output
 from datavet.output import sarif as sarif_output
@@ -14,12 +16,16 @@ FORMATS = {
     "junit": junit_output.render,
     "sarif": sarif_output.render,
     "github": github_output.render,
+    "gitlab": gitlab_output.render,
+    "concise": concise_output.render,
 }
 # Formats that hold several audits (named datasets) in one document.
 MANY = {
     "junit": junit_output.render_many,
     "sarif": sarif_output.render_many,
     "github": github_output.render_many,
+    "gitlab": gitlab_output.render_many,
+    "concise": concise_output.render_many,
 }
 
 

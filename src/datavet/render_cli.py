@@ -1,0 +1,282 @@
+"""``--output-format FORMAT=PATH`` (one audit, several outputs) and ``datavet render``, which
+renders saved ``--format json`` reports in any format without auditing again.
+
+Every path is checked under the output policy (:mod:`datavet.outputs`) before anything is read
+and written through it: never onto an input, never over a file that is not datavet's own output
+without ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from datavet import outputs
+from datavet.errors import InputError, UsageError
+from datavet.output import FORMATS, render_many
+
+HTML = "html"
+
+
+def _format_path(value: str) -> tuple[str, str]:
+    fmt, sep, path = value.partition("=")
+    fmt = fmt.strip().lower()
+    if not sep or not path:
+        raise argparse.ArgumentTypeError(f"expected FORMAT=PATH, got {value!r}")
+    if fmt not in FORMATS and fmt != HTML:
+        known = ", ".join([*sorted(FORMATS), HTML])
+        raise argparse.ArgumentTypeError(f"unknown format {fmt!r} (choose from {known})")
+    return fmt, path
+
+
+def add_output_format_option(parser, *, html: bool = True) -> None:
+    parser.add_argument(
+        "--output-format",
+        metavar="FORMAT=PATH",
+        action="append",
+        type=_format_path,
+        dest="output_formats",
+        help="also write the result in FORMAT to PATH (repeatable): "
+        + ", ".join(sorted(FORMATS))
+        + (", html" if html else "")
+        + "; - is stdout",
+    )
+
+
+def html_output_format(args) -> None:
+    """``--output-format html=PATH`` is ``--html PATH``."""
+    extras = []
+    for fmt, path in args.output_formats or ():
+        if fmt != HTML:
+            extras.append((fmt, path))
+        elif args.html and args.html != path:
+            raise UsageError("give --html PATH or --output-format html=PATH, not both")
+        else:
+            args.html = path
+    args.output_formats = extras
+
+
+def claim_output_formats(plan: outputs.Outputs, args, *, several: bool = False) -> None:
+    """Check every ``--output-format`` path before anything is read."""
+    for fmt, path in args.output_formats or ():
+        if fmt == "json" and several:
+            raise UsageError(
+                "--output-format json holds one report; choose one dataset with --dataset NAME"
+            )
+        option = f"--output-format {fmt}"
+        if path == outputs.STDOUT and not getattr(args, "output", None):
+            outputs.stdout_twice(option)
+        plan.claim(option, path)
+
+
+def write_output_formats(plan: outputs.Outputs, args, items) -> None:
+    """Render ``items`` (as :func:`datavet.output.render_many` takes them) in each extra
+    format and write it."""
+    for fmt, path in args.output_formats or ():
+        text = render_many(items, fmt)
+        plan.write(f"--output-format {fmt}", path, text)
+        outputs.wrote(path)
+
+
+# --------------------------------------------------------------------------------------------
+# datavet render
+
+
+class SavedReport:
+    """A report read back from its JSON: what the renderers need (``to_dict``)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+
+    def to_dict(self) -> dict:
+        return self._data
+
+
+_FIELDS = {
+    "datasets": dict,
+    "outcomes": list,
+    "counts": dict,
+    "exit_code": int,
+    "fail_on": str,
+    "notes": list,
+}
+# Fields the renderers print as they are (datavet writes them from its own vocabulary; a report
+# read back is input, so they are checked: a code cannot carry a line break or a command).
+_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+_SPACED = re.compile(r"[A-Za-z0-9_.+ -]{1,64}")
+_STATUSES = ("passed", "failed", "skipped", "crashed")
+_LEVELS = ("info", "warning", "error")
+
+
+def _check(path: str, data: dict) -> None:
+    def bad(what: str) -> InputError:
+        return InputError(path, f"not a complete datavet JSON report ({what})")
+
+    for key, kind in _FIELDS.items():
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise bad(f"no valid {key!r}")
+    if data["fail_on"] not in _LEVELS:
+        raise bad(f"fail_on {data['fail_on']!r}")
+    if data["exit_code"] not in (0, 1, 2):
+        raise bad(f"exit_code {data['exit_code']!r}")
+    for key, value in data["counts"].items():
+        if key not in _LEVELS or not isinstance(value, int) or isinstance(value, bool):
+            raise bad("counts")
+    task = data.get("task")
+    if task is not None and not (isinstance(task, str) and _WORD.fullmatch(task)):
+        raise bad("task")
+    for split, d in data["datasets"].items():
+        if not _WORD.fullmatch(split) or not isinstance(d, dict):
+            raise bad("datasets")
+        fmt, rows = d.get("format"), d.get("rows")
+        if not (isinstance(fmt, str) and _SPACED.fullmatch(fmt)):
+            raise bad(f"datasets.{split}.format")
+        if not isinstance(rows, int) or isinstance(rows, bool):
+            raise bad(f"datasets.{split}.rows")
+    findings = list(data["findings"])
+    for item in data.get("ignored") or []:
+        if not isinstance(item, dict) or not isinstance(item.get("finding"), dict):
+            raise bad("ignored")
+        findings.append(item["finding"])
+    for f in findings:
+        split = f.get("split")
+        if not (
+            isinstance(f.get("code"), str)
+            and _WORD.fullmatch(f["code"])
+            and isinstance(f.get("name"), str)
+            and _WORD.fullmatch(f["name"])
+            and (split is None or (isinstance(split, str) and _WORD.fullmatch(split)))
+            and f.get("severity") in _LEVELS
+        ):
+            raise bad("a finding's code, name, split or severity")
+    for o in data["outcomes"]:
+        if not (
+            isinstance(o, dict)
+            and isinstance(o.get("code"), str)
+            and _WORD.fullmatch(o["code"])
+            and isinstance(o.get("name"), str)
+            and _WORD.fullmatch(o["name"])
+            and o.get("status") in _STATUSES
+        ):
+            raise bad("an outcome's code, name or status")
+
+
+# Formats whose renderers print some fields as they are, trusting datavet's own messages to be
+# one line (a rule quotes data with repr): from a report read back, every string is shown inert.
+_INERT = {"text", "junit"}
+
+
+def _inert(value: Any, key: str | None = None) -> Any:
+    """A copy of report data with control characters and line breaks shown as escapes
+    (a traceback keeps its lines, none of which can start with ``::``)."""
+    from datavet.output.text import clean
+
+    if isinstance(value, str):
+        if key == "traceback":
+            lines = (clean(line) for line in value.splitlines())
+            return "\n".join(
+                ("  " + line.lstrip().replace("::", ": :")) if line.lstrip()[:2] == "::" else line
+                for line in lines
+            )
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _inert(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
+
+
+def load(path: str) -> SavedReport:
+    """A saved ``--format json`` report, read with the bounded reader ``datavet diff`` uses;
+    InputError when it is not one, or lacks what the renderers need."""
+    from datavet.diff import load_report
+
+    data = load_report(path)
+    _check(path, data)
+    return SavedReport(data)
+
+
+def add_parser(sub) -> None:
+    r = sub.add_parser(
+        "render",
+        help="render saved JSON reports in another format (no new audit)",
+        description="Render reports written by `datavet audit --format json` in FORMAT, "
+        "without auditing again. Exit 0 when rendered, 2 when a report cannot be read.",
+    )
+    r.add_argument("reports", metavar="REPORT", nargs="+", help="a `--format json` report")
+    r.add_argument(
+        "--format", choices=sorted(FORMATS), default="text", help="output format (default text)"
+    )
+    r.add_argument(
+        "--name",
+        metavar="NAME",
+        help="the dataset's name (one report; several are named by their file names)",
+    )
+    r.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
+    r.add_argument("--output", "-o", metavar="PATH", help="write the result here; - is stdout")
+    add_output_format_option(r)
+    outputs.add_force_option(r)
+
+
+def run(args) -> int:
+    from datavet.cli import _use_colour
+
+    if args.name is not None and len(args.reports) > 1:
+        raise UsageError("--name names one report; several are named by their file names")
+    html_output_format(args)
+    reads = outputs.reads(many=(("report", p) for p in args.reports))
+    plan = outputs.Outputs(reads, force=getattr(args, "force", False))
+    several = len(args.reports) > 1
+    if args.html:
+        if several:
+            raise UsageError("--html holds one report; render one REPORT at a time")
+        if args.html == outputs.STDOUT and not args.output:
+            outputs.stdout_twice("--html")
+        plan.claim("--html", args.html)
+    if args.output:
+        plan.claim("--output", args.output)
+    claim_output_formats(plan, args, several=several)
+    if args.format == "json" and several:
+        raise UsageError("--format json holds one report; render one REPORT at a time")
+    reports = [load(p) for p in args.reports]
+    names = [Path(p).stem for p in args.reports] if several else [args.name]
+    items = [(name, report, None) for name, report in zip(names, reports)]
+    shown = [(n, SavedReport(_inert(r.to_dict())), loc) for n, r, loc in items]
+    options = {}
+    if args.format == "text":
+        options["colour"] = args.output in (None, outputs.STDOUT) and _use_colour(sys.stdout)
+    try:
+        text = render_many(shown if args.format in _INERT else items, args.format, **options)
+        extras = [
+            (fmt, path, render_many(shown if fmt in _INERT else items, fmt))
+            for fmt, path in args.output_formats
+        ]
+        page = _html(reports[0]) if args.html else None
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        what = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else exc
+        raise InputError(
+            ", ".join(args.reports), f"not a complete datavet JSON report ({what})"
+        ) from None
+    if page is not None:
+        plan.write("--html", args.html, page)
+        outputs.wrote(args.html)
+    for fmt, path, extra in extras:
+        plan.write(f"--output-format {fmt}", path, extra)
+        outputs.wrote(path)
+    if args.output:
+        plan.write("--output", args.output, text)
+        outputs.wrote(args.output)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return 0
+
+
+def _html(report: SavedReport) -> str:
+    from datavet.output.html import render
+
+    return render(report)
