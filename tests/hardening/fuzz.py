@@ -1101,6 +1101,8 @@ _OUTPUT_TARGETS = (
     "check:--html:file",
     "diff:--output:old",
     "diff:--output:new",
+    "render:--output:report",
+    "render:--html:report",
     "curves:--output:log",
     "curves:--html:log",
     "probe:--output:model",
@@ -1198,6 +1200,12 @@ def _build_outputs(variant: str, folder: Path, rng: random.Random, seeds: Path) 
         (folder / "new.json").write_text(_report(2))
         out = _styled(f"{target}.json", style, folder)
         return Spec(["diff", "old.json", "new.json", "--output", out], refuse=True, group=group)
+    if command == "render":
+        (folder / "report.json").write_text(_report(1))
+        out = _styled("report.json", style, folder)
+        return Spec(
+            ["render", "report.json", "--format", "sarif", option, out], refuse=True, group=group
+        )
     if command == "curves":
         rows = _log_rows()
         (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

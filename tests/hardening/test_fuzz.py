@@ -91,6 +91,7 @@ def test_every_variant_builds(tmp_path):
                 "check",
                 "diff",
                 "preflight",
+                "render",
                 "curves",
                 "probe",
                 "journal",
