@@ -77,3 +77,48 @@ def test_a_timestamp_label_beyond_pythons_dates_audits(tmp_path, unit):
     pq.write_table(table, tmp_path / "t.parquet")
     report = datavet.audit(tmp_path / "t.parquet", target="label", baselines=False)
     assert not _crashed(report)
+
+
+def _one_line(code, err, name):
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith("datavet: error:") and name in lines[0], err
+
+
+def test_a_npy_header_with_a_shape_beyond_int64_is_truncated_not_an_overflow(tmp_path, capsys):
+    from datavet.cli import main
+
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (10**30, 2), }"
+    header = header.ljust(118) + "\n"
+    (tmp_path / "bad.npy").write_bytes(
+        b"\x93NUMPY\x01\x00" + bytes([len(header), 0]) + header.encode()
+    )
+    code = main(["audit", str(tmp_path / "bad.npy"), "--no-baselines"])
+    _one_line(code, capsys.readouterr().err, "bad.npy")
+
+
+def test_utf16_without_a_byte_order_mark_is_not_valid_utf16(tmp_path, capsys):
+    from datavet.cli import main
+
+    (tmp_path / "bad.csv").write_bytes(b"a,b\n1,2\n")
+    code = main(["audit", str(tmp_path / "bad.csv"), "--encoding", "utf-16"])
+    _one_line(code, capsys.readouterr().err, "bad.csv")
+
+
+def test_a_zip_member_with_an_unsupported_flag_is_a_corrupt_archive(tmp_path, capsys):
+    import io
+    import zipfile
+
+    from datavet.cli import main
+
+    buf = io.BytesIO()
+    np.save(buf, np.arange(12.0).reshape(6, 2))
+    with zipfile.ZipFile(tmp_path / "bad.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("x.npy", buf.getvalue())
+    raw = bytearray((tmp_path / "bad.npz").read_bytes())
+    raw[6] |= 0x20  # general-purpose flag bit 5 of the local header: "compressed patched data"
+    at = raw.rfind(b"PK\x01\x02")
+    raw[at + 8] |= 0x20  # and in the central directory
+    (tmp_path / "bad.npz").write_bytes(bytes(raw))
+    code = main(["audit", str(tmp_path / "bad.npz"), "--no-baselines"])
+    _one_line(code, capsys.readouterr().err, "bad.npz")

@@ -16,6 +16,7 @@ are read with ``torch.load(weights_only=True)`` only, with no fallback.
 from __future__ import annotations
 
 import difflib
+import math
 import mmap
 import os
 import pickle
@@ -179,7 +180,14 @@ class _ZipMemberReader(_Reader):
         try:
             fp = self.archive.open(self.member)
             header = read_npy_header(fp, self.name)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as exc:
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            EOFError,
+            ValueError,
+            zlib.error,
+            NotImplementedError,
+        ) as exc:  # noqa: E501
             raise InputError(self.name, f"corrupt archive member: {exc}") from None
         self._header_bytes = fp.tell()
         return fp, header
@@ -201,7 +209,7 @@ class _ZipMemberReader(_Reader):
 def _read_exact(fp, nbytes: int, name: str) -> bytes:
     try:
         raw = fp.read(nbytes)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
         # zlib errors and CRC mismatches of a damaged archive
         raise InputError(name, f"corrupt data: {exc}") from None
     except Exception as exc:  # zlib.error is not an OSError
@@ -377,7 +385,7 @@ def open_npy(path: Path, name: str, *, target: str | None, channel_axis) -> Arra
         shape, _, dtype = read_npy_header(fp, name)
         data_at = fp.tell()
     check_dtype(dtype, name, "inputs")
-    data = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    data = math.prod(shape) * dtype.itemsize  # Python ints: a damaged shape cannot overflow
     present = path.stat().st_size - data_at
     if present < data:
         raise InputError(
@@ -411,7 +419,7 @@ def open_npz(
 ) -> ArraySource:
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, NotImplementedError) as exc:
         raise InputError(name, f"not a valid .npz (zip) archive: {exc}") from None
     members = {
         (m.filename[:-4] if m.filename.endswith(".npy") else m.filename): m

@@ -462,7 +462,10 @@ def _head(source: CsvSource) -> tuple[str, bool]:
     except _READ_ERRORS:
         return "", True  # the reader's own error says what is wrong
     decoder = codecs.getincrementaldecoder(source.encoding)(errors="replace")
-    return decoder.decode(data, final=len(data) < _SNIFF_BYTES), len(data) < _SNIFF_BYTES
+    try:
+        return decoder.decode(data, final=len(data) < _SNIFF_BYTES), len(data) < _SNIFF_BYTES
+    except UnicodeError:  # utf-16 without a byte-order mark fails even with "replace"
+        return "", True  # the reader's own error says what is wrong
 
 
 def open_csv(
