@@ -105,7 +105,8 @@ def test_utf16_without_a_byte_order_mark_is_not_valid_utf16(tmp_path, capsys):
     _one_line(code, capsys.readouterr().err, "bad.csv")
 
 
-def test_a_zip_member_with_an_unsupported_flag_is_a_corrupt_archive(tmp_path, capsys):
+@pytest.mark.parametrize("flag", [0x20, 0x01], ids=["patched-data", "encrypted"])
+def test_a_zip_member_with_an_unsupported_flag_is_a_corrupt_archive(tmp_path, capsys, flag):
     import io
     import zipfile
 
@@ -116,9 +117,9 @@ def test_a_zip_member_with_an_unsupported_flag_is_a_corrupt_archive(tmp_path, ca
     with zipfile.ZipFile(tmp_path / "bad.npz", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("x.npy", buf.getvalue())
     raw = bytearray((tmp_path / "bad.npz").read_bytes())
-    raw[6] |= 0x20  # general-purpose flag bit 5 of the local header: "compressed patched data"
+    raw[6] |= flag  # a general-purpose flag of the local header
     at = raw.rfind(b"PK\x01\x02")
-    raw[at + 8] |= 0x20  # and in the central directory
+    raw[at + 8] |= flag  # and in the central directory
     (tmp_path / "bad.npz").write_bytes(bytes(raw))
     code = main(["audit", str(tmp_path / "bad.npz"), "--no-baselines"])
     _one_line(code, capsys.readouterr().err, "bad.npz")

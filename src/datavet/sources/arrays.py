@@ -187,7 +187,8 @@ class _ZipMemberReader(_Reader):
             ValueError,
             zlib.error,
             NotImplementedError,
-        ) as exc:  # noqa: E501
+            RuntimeError,
+        ) as exc:
             raise InputError(self.name, f"corrupt archive member: {exc}") from None
         self._header_bytes = fp.tell()
         return fp, header
@@ -406,7 +407,7 @@ def open_npy(path: Path, name: str, *, target: str | None, channel_axis) -> Arra
     else:
         try:
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (ValueError, OSError) as exc:
+        except (ValueError, OSError, OverflowError) as exc:
             raise InputError(name, f"could not map the array: {exc}") from None
     x = _ArrayReader(arr)
     return ArraySource(
