@@ -123,3 +123,13 @@ def test_a_zip_member_with_an_unsupported_flag_is_a_corrupt_archive(tmp_path, ca
     (tmp_path / "bad.npz").write_bytes(bytes(raw))
     code = main(["audit", str(tmp_path / "bad.npz"), "--no-baselines"])
     _one_line(code, capsys.readouterr().err, "bad.npz")
+
+
+def test_a_header_byte_that_is_not_utf8_names_its_offset(tmp_path, capsys):
+    from datavet.cli import main
+
+    (tmp_path / "bad.csv").write_bytes(b"x,n,l\x8dbel\n0.5,1,0\n0.7,2,1\n")
+    code = main(["audit", str(tmp_path / "bad.csv"), "--no-baselines"])
+    err = capsys.readouterr().err
+    _one_line(code, err, "bad.csv")
+    assert "0x8D" in err and "line 1" in err

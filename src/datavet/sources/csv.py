@@ -171,11 +171,17 @@ class CsvSource(TabularSource):
         reader.close()
         reader = None
         _release(guard)
-        if self._utf8 and any("\ufffd" in n for n in self.schema.names):
+        try:
+            names = self.schema.names
+        except UnicodeDecodeError:  # a header that is not UTF-8, kept as bytes by pyarrow
+            names = None
+        if names is None or (self._utf8 and any("\ufffd" in n for n in names)):
             # pyarrow replaces invalid UTF-8 in the header silently: never accept that
             error = self._utf8_error()
             if error is not None:
                 raise error
+            if names is None:
+                raise InputError(self.name, "the header is not valid text in its encoding")
         self.check_schema()
         self._check_utf8(self.schema)
         # Every later pass reopens the file: give it the types inferred here, so pyarrow does
