@@ -133,3 +133,23 @@ def test_a_header_byte_that_is_not_utf8_names_its_offset(tmp_path, capsys):
     err = capsys.readouterr().err
     _one_line(code, err, "bad.csv")
     assert "0x8D" in err and "line 1" in err
+
+
+def test_labels_and_features_near_float_max_leak_no_warning_and_crash_nothing(recwarn):
+    rng = np.random.default_rng(0)
+    big = np.where(rng.random(80) < 0.5, 1.7e308, -1.7e308)
+    train = pa.table({"x": big, "z": rng.normal(size=80), "label": big})
+    test = pa.table({"x": big[:40], "z": rng.normal(size=40), "label": big[:40]})
+    report = datavet.audit(train, test, target="label", baselines=False)
+    assert not _crashed(report)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_training_log_with_a_stray_carriage_return_is_read(tmp_path, capsys):
+    from datavet.cli import main
+
+    (tmp_path / "log.csv").write_bytes(b"step,loss\n1,2.0\n2,1.\r5\n3,1.0\n")
+    code = main(["curves", str(tmp_path / "log.csv"), "--format", "json"])
+    assert code in (0, 1, 2)
+    err = capsys.readouterr().err
+    assert "internal error" not in err

@@ -60,8 +60,9 @@ def _design(ctx: AuditContext, columns: list[str], rows: int):
                 continue
             missing = np.isnan(x)
             x[missing] = np.nanmedian(x)
-            sd = x.std()
-            if sd == 0:
+            with np.errstate(over="ignore", invalid="ignore"):
+                sd = x.std()
+            if not np.isfinite(sd) or sd == 0:  # constant, or values near 1e308 (overflow)
                 continue
             blocks.append(((x - x.mean()) / sd)[:, None])
             owners.append(c)

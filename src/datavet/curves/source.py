@@ -384,7 +384,7 @@ def _records_from_file(path: Path) -> tuple[list[str], dict[str, list], str]:
         if suffix == ".tsv" or ("\t" in text.splitlines()[0] and "," not in text.splitlines()[0])
         else ","
     )
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    reader = _rows(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), src)
     try:
         header = next(reader)
     except StopIteration:
@@ -739,3 +739,15 @@ def _logged(states: dict[str, np.ndarray], notes: list[str]) -> dict[str, np.nda
                     "NaN as empty cells there (pandas does), write 'nan' so datavet can see it"
                 )
     return out
+
+
+def _rows(reader, src: str):
+    """``reader``'s rows; a malformed line (a stray line break or NUL) is a one-line error
+    naming the file and the line, not an internal error."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(src, f"line {reader.line_num}: {exc}") from None

@@ -125,8 +125,9 @@ class PositionBins:
             nn = np.pad(self.n, (0, pad)).reshape(-1, f)
             mm = np.pad(self.mean, (0, pad)).reshape(-1, f)
             qq = np.pad(self.m2, (0, pad)).reshape(-1, f)
-            mean = np.divide((nn * mm).sum(1), n, out=np.zeros(len(n)), where=n > 0)
-            m2 = qq.sum(1) + (nn * (mm - mean[:, None]) ** 2).sum(1)
+            with np.errstate(over="ignore", invalid="ignore"):  # labels near 1e308: inf, said
+                mean = np.divide((nn * mm).sum(1), n, out=np.zeros(len(n)), where=n > 0)
+                m2 = qq.sum(1) + (nn * (mm - mean[:, None]) ** 2).sum(1)
         classes = {k: _coarsen_counts(v, f) for k, v in self.classes.items()}
         return PositionBins(width, n, mean, m2, classes, self.overflow)
 
