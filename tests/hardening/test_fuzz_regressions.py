@@ -153,3 +153,35 @@ def test_a_training_log_with_a_stray_carriage_return_is_read(tmp_path, capsys):
     assert code in (0, 1, 2)
     err = capsys.readouterr().err
     assert "internal error" not in err
+
+
+@pytest.mark.parametrize("limit", [None, "64MB"])
+def test_an_npz_entry_without_a_name_is_ignored(tmp_path, capsys, limit):
+    import io
+    import zipfile
+
+    from datavet.cli import main
+
+    buf = io.BytesIO()
+    np.save(buf, np.arange(12.0).reshape(6, 2))
+    with zipfile.ZipFile(tmp_path / "bad.npz", "w") as z:
+        z.writestr("x.npy", buf.getvalue())
+        z.writestr("y.npy", buf.getvalue())
+    raw = (tmp_path / "bad.npz").read_bytes()
+    # drop the second entry's name from the central directory (and fix the directory's size)
+    cd = raw.rfind(b"PK\x01\x02")
+    name_len = int.from_bytes(raw[cd + 28 : cd + 30], "little")
+    raw = (
+        raw[: cd + 28]
+        + (0).to_bytes(2, "little")
+        + raw[cd + 30 : cd + 46]
+        + raw[cd + 46 + name_len :]
+    )
+    end = raw.rfind(b"PK\x05\x06")
+    size = int.from_bytes(raw[end + 12 : end + 16], "little") - name_len
+    raw = raw[: end + 12] + size.to_bytes(4, "little") + raw[end + 16 :]
+    (tmp_path / "bad.npz").write_bytes(raw)
+    argv = ["audit", str(tmp_path / "bad.npz"), "--no-baselines", "--isolated"]
+    code = main(argv + (["--max-memory", limit] if limit else []))
+    err = capsys.readouterr().err
+    assert "internal error" not in err and code in (0, 1, 2), err

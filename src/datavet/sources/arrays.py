@@ -425,7 +425,7 @@ def open_npz(
     members = {
         (m.filename[:-4] if m.filename.endswith(".npy") else m.filename): m
         for m in archive.infolist()
-        if not m.is_dir()
+        if m.filename and not m.is_dir()  # a damaged entry can have no name
     }
     if not members:
         raise InputError(name, "the archive holds no arrays")

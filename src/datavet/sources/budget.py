@@ -199,7 +199,7 @@ def _npz(path: Path, name: str) -> Estimate | None:
     rows, width = 0, 0
     with zipfile.ZipFile(path) as archive:
         for member in archive.infolist():
-            if member.is_dir():
+            if not member.filename or member.is_dir():
                 continue
             with archive.open(member) as fh:  # decompresses only the header's few bytes
                 n, per_row = _npy_header(fh)
