@@ -185,3 +185,23 @@ def test_an_npz_entry_without_a_name_is_ignored(tmp_path, capsys, limit):
     code = main(argv + (["--max-memory", limit] if limit else []))
     err = capsys.readouterr().err
     assert "internal error" not in err and code in (0, 1, 2), err
+
+
+def test_an_npz_entry_name_flagged_utf8_that_is_not_is_a_bad_archive(tmp_path, capsys):
+    import io
+    import zipfile
+
+    from datavet.cli import main
+
+    buf = io.BytesIO()
+    np.save(buf, np.arange(12.0).reshape(6, 2))
+    with zipfile.ZipFile(tmp_path / "bad.npz", "w") as z:
+        z.writestr("y.npy", buf.getvalue())
+    raw = bytearray((tmp_path / "bad.npz").read_bytes())
+    cd = raw.rfind(b"PK\x01\x02")
+    raw[cd + 8] |= 0x08  # flag bit 11 (0x800): the name is UTF-8 ...
+    raw[cd + 9] |= 0x08
+    raw[cd + 46] = 0xBA  # ... and it is not
+    (tmp_path / "bad.npz").write_bytes(bytes(raw))
+    code = main(["audit", str(tmp_path / "bad.npz"), "--no-baselines", "--isolated"])
+    _one_line(code, capsys.readouterr().err, "bad.npz")

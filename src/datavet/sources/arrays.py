@@ -420,7 +420,7 @@ def open_npz(
 ) -> ArraySource:
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, OSError, NotImplementedError, ValueError) as exc:  # bad names
         raise InputError(name, f"not a valid .npz (zip) archive: {exc}") from None
     members = {
         (m.filename[:-4] if m.filename.endswith(".npy") else m.filename): m
