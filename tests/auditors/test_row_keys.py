@@ -129,3 +129,18 @@ def test_one_feature_beside_the_key_is_too_little_to_call_copies():
     df = _keyed(df, 4)
     report = datavet.audit(df, target="label")
     assert not any("row-key" in f.message for f in report.findings)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_no_rule_names_the_index_column(tmp_path, fmt):
+    # a file sorted by its label, with pandas' row numbers and R's row names written along
+    rng = np.random.default_rng(0)
+    n = 200
+    y = np.sort(rng.normal(size=n))
+    frame = pd.DataFrame({"rownames": np.arange(1, n + 1), "a": rng.normal(size=n), "y": y})
+    path = tmp_path / f"t.{fmt}"
+    frame.to_csv(path) if fmt == "csv" else frame.iloc[rng.permutation(n)].to_parquet(path)
+    report = datavet.audit(path, target="y")
+    index_names = {"", "rownames", "__index_level_0__"}
+    named = [f.code for f in report.findings if set(f.columns) & index_names]
+    assert not named, named

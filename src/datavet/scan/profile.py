@@ -144,7 +144,13 @@ class Profile:
             label=label,
             groups=groups,
             hashes=RowHashes.of(offset, rows, labels, shared, near),
-            sample=Reservoir.of(batch, offset, plan.sample_rows, plan.seed, plan.sample_cut),
+            sample=Reservoir.of(
+                _without(batch, plan.skip_columns),
+                offset,
+                plan.sample_rows,
+                plan.seed,
+                plan.sample_cut,
+            ),
             older=older,
             older_rows=older_rows,
         )
@@ -190,3 +196,10 @@ class Profile:
     @property
     def numeric_columns(self) -> list[ColumnStats]:
         return [c for c in self.columns.values() if c.kind == "numeric"]
+
+
+def _without(batch: pa.RecordBatch, skip: frozenset[str]) -> pa.RecordBatch:
+    """``batch`` without the columns the plan leaves out (a row index written with the data):
+    the sample feeds the baselines and the rules that read rows, which must not see them."""
+    drop = [n for n in batch.schema.names if n in skip]
+    return batch.drop_columns(drop) if drop else batch
