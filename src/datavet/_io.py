@@ -177,3 +177,36 @@ def too_deep(obj: object, limit: int) -> bool:
         seen.add(id(item))
         stack.extend((c, depth + 1) for c in children)
     return False
+
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """A glob over ``/``-separated relative paths: ``*`` and ``?`` stay within one name,
+    ``[...]`` is a character class, ``**`` spans any number of directories."""
+    segments = pattern.split("/")
+    out = []
+    for i, seg in enumerate(segments):
+        last = i == len(segments) - 1
+        if seg == "**":
+            out.append("(?:[^/]+/)*" + ("[^/]+" if last else ""))
+            continue
+        j, piece = 0, []
+        while j < len(seg):
+            c = seg[j]
+            if c == "*":
+                piece.append("[^/]*")
+            elif c == "?":
+                piece.append("[^/]")
+            elif (
+                c == "["
+                and (end := seg.find("]", j + 2 if seg[j + 1 : j + 2] in "!]" else j + 1)) > j
+            ):
+                body = seg[j + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                piece.append("[" + body.replace("\\", "\\\\") + "]")
+                j = end
+            else:
+                piece.append(re.escape(c))
+            j += 1
+        out.append("".join(piece) + ("" if last else "/"))
+    return re.compile("".join(out))

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from datavet._io import write_atomic, write_in_place
+from datavet._io import glob_regex, write_atomic, write_in_place
 from datavet.errors import OutputError, UsageError
 
 STDOUT = "-"
@@ -131,32 +131,6 @@ def _local(src: str) -> str | None:
     return src
 
 
-def _glob_regex(pattern: str) -> re.Pattern:
-    """A path glob as a regex: ``**/`` any folders, ``*`` and ``?`` within one name."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
-            end = pattern.index("]", i + 1)
-            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
-
-
 def _collides(out: str, src: str) -> bool:
     local = _local(src)
     if local is None:
@@ -164,7 +138,7 @@ def _collides(out: str, src: str) -> bool:
     src = local
     if any(c in src for c in "*?[") and not os.path.exists(src):
         # a glob input: the next audit would read a report written where it matches
-        return _glob_regex(os.path.abspath(src)).fullmatch(os.path.abspath(out)) is not None
+        return glob_regex(os.path.abspath(src)).fullmatch(os.path.abspath(out)) is not None
     try:
         if os.path.isdir(src):
             real_src = os.path.realpath(src)
