@@ -663,9 +663,8 @@ def test_encoded_width_is_capped():
 
 
 def test_fit_rows_classes_and_iterations_are_bounded(monkeypatch):
-    from sklearn.linear_model import LogisticRegression
-
     from datavet import baselines as bl
+    from datavet.linear import Logistic as LogisticRegression
 
     fits = []
     original = LogisticRegression.fit

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
+from datavet._lazy import pandas as pd
 import pyarrow as pa
 
 from datavet.scan.columns import as_float, column_kind
@@ -126,38 +126,13 @@ def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, 
     return frame, numeric, text
 
 
-def _pipeline(task: str, numeric: list[str], text: list[str]):
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.linear_model import LogisticRegression, Ridge
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+def _pipeline(task: str, numeric: list[int], text: list[int]):
+    """Impute (median, with missing indicators) + standardise numeric columns, one-hot text
+    columns, then a logistic or ridge regression: scikit-learn's pipeline, in NumPy
+    (``datavet.linear``), so the baselines import neither scikit-learn nor SciPy."""
+    from datavet.linear import Pipeline
 
-    parts = []
-    if numeric:
-        parts.append(
-            (
-                "num",
-                make_pipeline(
-                    SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True),
-                    StandardScaler(),
-                ),
-                numeric,
-            )
-        )
-    if text:
-        parts.append(
-            (
-                "text",
-                make_pipeline(
-                    SimpleImputer(strategy="constant", fill_value="<missing>"),
-                    OneHotEncoder(handle_unknown="ignore"),
-                ),
-                text,
-            )
-        )
-    model = LogisticRegression(max_iter=MAX_ITER) if task == "classification" else Ridge(alpha=1.0)
-    return make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
+    return Pipeline(task, numeric, text, max_iter=MAX_ITER)
 
 
 def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
@@ -560,15 +535,15 @@ def _names(columns: list[str], shown: int = 10) -> str:
 
 def _folds(task: str, y: np.ndarray):
     """(the cross-validation splitter, a note when the folds cannot be stratified)."""
-    from sklearn.model_selection import KFold, StratifiedKFold
+    from datavet.linear import KFold, StratifiedKFold
 
     if task == "classification":
         smallest = int(np.unique(y, return_counts=True)[1].min())
         if smallest >= FOLDS:
-            return StratifiedKFold(FOLDS, shuffle=True, random_state=SEED), None
+            return StratifiedKFold(FOLDS, SEED), None
         note = f"plain (unstratified) folds: a class has only {smallest} row(s)"
-        return KFold(min(FOLDS, len(y)), shuffle=True, random_state=SEED), note
-    return KFold(min(FOLDS, len(y)), shuffle=True, random_state=SEED), None
+        return KFold(min(FOLDS, len(y)), SEED), note
+    return KFold(min(FOLDS, len(y)), SEED), None
 
 
 def _one_blas_thread():

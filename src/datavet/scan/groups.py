@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
+from datavet._lazy import pandas as pd
 import pyarrow as pa
 
 from datavet.scan.hashing import column_lanes

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
+from datavet._lazy import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 

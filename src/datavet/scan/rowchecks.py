@@ -13,7 +13,7 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
+from datavet._lazy import pandas as pd
 
 from datavet.scan.hashing import MISSING_HASH
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from datavet._lazy import pandas as pd
 import pyarrow as pa
 
 from datavet.errors import InputError, UsageError

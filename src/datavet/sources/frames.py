@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
+from datavet._lazy import pandas as pd
 import pyarrow as pa
 
 from datavet.errors import InputError, UsageError
