@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from datavet._lazy import pandas as pd
 import pyarrow as pa
 
+from datavet._lazy import pandas as pd
 from datavet.scan.columns import as_float, column_kind
 
 SEED = 0

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from datavet._lazy import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from datavet._lazy import pandas as pd
 from datavet.scan.columns import as_float, as_text, column_kind, dense, temporal_ints
 
 _U = np.uint64
