@@ -30,6 +30,9 @@ MAX_CLASSES = 1000  # more train classes: per-class baselines are skipped (an ID
 # Caps that keep the linear model's cost a fraction of the scan's on any shape:
 MAX_ENCODED = 256  # encoded width (numeric columns, missing indicators, one-hot levels)
 MAX_ITER = 100  # solver iterations per fit (a baseline need not converge to the last digit)
+# ...and fewer (never under datavet.linear.MIN_ITER) when rows x encoded width x classes is
+# large: the solver's work per fit is at most this many multiply-adds per pass over the data
+MAX_FIT_WORK = 30_000_000
 MAX_LINEAR_CLASSES = 50  # the linear model is fitted on the rows of the most frequent classes
 MAX_FIT_CELLS = 500_000  # rows x encoded width x classes in one fit: the rows are sampled
 MIN_FIT_ROWS = 2_000  # ...but never below this many rows per fit
@@ -132,7 +135,7 @@ def _pipeline(task: str, numeric: list[int], text: list[int]):
     (``datavet.linear``), so the baselines import neither scikit-learn nor SciPy."""
     from datavet.linear import Pipeline
 
-    return Pipeline(task, numeric, text, max_iter=MAX_ITER)
+    return Pipeline(task, numeric, text, max_iter=MAX_ITER, max_work=MAX_FIT_WORK)
 
 
 def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +151,9 @@ def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
         whole = present.any() and np.all(y[present] == np.round(y[present]))
         if kind == "bool" or (whole and np.all(np.abs(y[present]) <= 2**53)):  # int64-exact
             y = np.where(present, y, 0).astype(np.int64)
-    else:  # text, bytes and anything else: one label type (str), which sklearn accepts
+    elif pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        y = np.asarray(arr.fill_null("").to_numpy(zero_copy_only=False), dtype=object)
+    else:  # bytes and anything else: one label type (str)
         y = np.array([_label_text(v) for v in arr.to_pylist()], dtype=object)
     return y, present
 
@@ -183,14 +188,41 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def _class_log_loss(proba: np.ndarray, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per-row log loss; proba columns follow ``classes``. Unseen labels: NaN."""
-    index = {c: i for i, c in enumerate(classes.tolist())}
-    col = np.array([index.get(v, -1) for v in y.tolist()])
+    """Per-row log loss; proba columns follow ``classes`` (sorted). Unseen labels: NaN."""
+    col = _codes(classes, y)
     out = np.full(len(y), np.nan)
     seen = col >= 0
     p = np.clip(proba[np.flatnonzero(seen), col[seen]], 1e-15, 1.0)
     out[seen] = -np.log(p)
     return out
+
+
+def _unique_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(y, return_counts=True)``; text labels hashed, and only the distinct values
+    sorted (sorting every one of 50,000 text labels took longer than the fits)."""
+    if y.dtype.kind != "O":
+        return np.unique(y, return_counts=True)
+    codes, uniques = pd.factorize(y)
+    uniques = np.asarray(uniques, dtype=object)
+    order = np.argsort(uniques, kind="stable")
+    return uniques[order], np.bincount(codes, minlength=len(uniques))[order]
+
+
+def _codes(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each label's index in the sorted ``classes``; -1 for a label not among them."""
+    if not len(classes):
+        return np.full(len(y), -1)
+    if y.dtype.kind == "O" or classes.dtype.kind == "O":
+        try:
+            return pd.Index(classes).get_indexer(y)
+        except TypeError:  # pragma: no cover - labels pandas cannot hash
+            pass
+    try:
+        at = np.searchsorted(classes, y).clip(0, len(classes) - 1)
+        return np.where(classes[at] == y, at, -1)
+    except TypeError:  # labels that do not sort with train's
+        index = {c: i for i, c in enumerate(classes.tolist())}
+        return np.array([index.get(v, -1) for v in y.tolist()], dtype=np.int64)
 
 
 def _fit_rows(fit_idx: np.ndarray, y: np.ndarray | None, cap: int, seed: int) -> np.ndarray:
@@ -210,7 +242,13 @@ def _fit_rows(fit_idx: np.ndarray, y: np.ndarray | None, cap: int, seed: int) ->
 def _classification(
     x_tr, y_tr, x_ev, y_ev, numeric, text, cv, fit_cap=None
 ) -> tuple[list[dict], np.ndarray, np.ndarray]:
-    classes, counts = np.unique(y_tr, return_counts=True)
+    classes, counts = _unique_counts(y_tr)
+    # labels as their index in ``classes`` from here on: text labels are sorted once, not in
+    # every fold (the folds, the fits and the scores are the same on the indices)
+    y_tr = _codes(classes, y_tr)
+    if y_ev is not None:
+        y_ev = _codes(classes, y_ev)
+    previous = None  # the last fold's model: the next fit starts from its weights
     if cv is None:
         folds = [(np.arange(len(y_tr)), None)]
     else:
@@ -231,7 +269,8 @@ def _classification(
         cls, cnt = np.unique(yf, return_counts=True)
         prior = cnt / cnt.sum()
         major_pred[at] = cls[np.argmax(cnt)]
-        prior_loss[at] = _class_log_loss(np.tile(prior, (len(ye), 1)), cls, ye)
+        ye_at = _codes(cls, ye)  # the class prior's loss, row by row (unseen labels: NaN)
+        prior_loss[at] = np.where(ye_at >= 0, -np.log(np.clip(prior[ye_at], 1e-15, 1.0)), np.nan)
         if len(cls) < 2:
             linear_pred[at] = cls[0]
             linear_loss[at] = prior_loss[at]
@@ -243,7 +282,8 @@ def _classification(
         xf, yf = x_tr.iloc[lin_idx], y_tr[lin_idx]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence chatter; the metrics say how it did
-            model.fit(xf, yf)
+            model.fit(xf, yf, warm=previous)
+            previous = model
             linear_pred[at] = model.predict(xe)
             linear_loss[at] = _class_log_loss(model.predict_proba(xe), model.classes_, ye)
 
@@ -408,7 +448,7 @@ def run_baselines(
         return out
     x_tr = x_tr[out.features]
     if task == "classification":
-        classes, counts = np.unique(y_tr, return_counts=True)
+        classes, counts = _unique_counts(y_tr)
         if len(classes) < 2:
             out.skipped = f"train has one class ({_py(classes[0])!r}); nothing to predict"
             return out
@@ -484,7 +524,7 @@ def run_baselines(
     x_tr = x_tr.set_axis([plain[c] for c in x_tr.columns], axis=1)
     if x_ev is not None:
         x_ev = x_ev.set_axis([plain[c] for c in x_ev.columns], axis=1)
-    n_classes = len(np.unique(y_tr)) if task == "classification" else 1
+    n_classes = len(_unique_counts(y_tr)[0]) if task == "classification" else 1
     fit_classes = min(n_classes, MAX_LINEAR_CLASSES)
     fit_cap = max(MIN_FIT_ROWS, MAX_FIT_CELLS // (max(width, 1) * fit_classes))
     if n_classes > MAX_LINEAR_CLASSES:
@@ -538,7 +578,7 @@ def _folds(task: str, y: np.ndarray):
     from datavet.linear import KFold, StratifiedKFold
 
     if task == "classification":
-        smallest = int(np.unique(y, return_counts=True)[1].min())
+        smallest = int(_unique_counts(y)[1].min())
         if smallest >= FOLDS:
             return StratifiedKFold(FOLDS, SEED), None
         note = f"plain (unstratified) folds: a class has only {smallest} row(s)"

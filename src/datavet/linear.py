@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from datavet._lazy import pandas as pd
+
 MISSING_TEXT = "<missing>"
+MIN_ITER = 10  # solver iterations a cost-capped fit still gets
 
 
 # -- folds ---------------------------------------------------------------------------------
@@ -87,7 +90,7 @@ def _text_block(x) -> list[np.ndarray]:
     out = []
     for col in x:
         values = np.asarray(col, dtype=object)
-        missing = np.array([v is None or v != v for v in values.tolist()], dtype=bool)
+        missing = pd.isna(values)
         if missing.any():
             values = values.copy()
             values[missing] = MISSING_TEXT
@@ -111,10 +114,20 @@ class Encoder:
         # StandardScaler leaves (near-)constant columns unscaled
         tiny = var <= 10 * np.finfo(float).eps * np.maximum(np.abs(self.mean) ** 2, 1.0)
         self.scale = np.where(tiny | (scale == 0), 1.0, scale)
+        # the levels seen in the fit rows (OneHotEncoder's categories; their order does not
+        # change the fitted model, only the order of its weights)
         self.categories = [
-            np.unique(col.astype(str)) if len(col) else col for col in _text_block(text)
+            pd.Index(np.sort(pd.unique(col).astype(str)), dtype=object) for col in _text_block(text)
         ]
         return self
+
+    def layout(self) -> tuple:
+        """What the encoded columns are: two fits with equal layouts have the same columns."""
+        return (
+            self.mean.shape[0],
+            tuple(self.indicators.tolist()),
+            tuple(tuple(c.tolist()) for c in self.categories),
+        )
 
     def _numeric(self, num: np.ndarray) -> np.ndarray:
         missing = np.isnan(num)
@@ -124,9 +137,8 @@ class Encoder:
     def transform(self, num: np.ndarray, text: list[np.ndarray]) -> np.ndarray:
         parts = [(self._numeric(num) - self.mean) / self.scale]
         for cats, col in zip(self.categories, _text_block(text), strict=True):
-            codes = np.searchsorted(cats, col.astype(str))
-            codes = np.minimum(codes, max(len(cats) - 1, 0))
-            hit = cats[codes] == col.astype(str) if len(cats) else np.zeros(len(col), bool)
+            codes = cats.get_indexer(pd.Index(col, dtype=object))
+            hit = codes >= 0
             onehot = np.zeros((len(col), len(cats)))
             onehot[np.flatnonzero(hit), codes[hit]] = 1.0  # unseen values: all zeros
             parts.append(onehot)
@@ -185,10 +197,14 @@ def _lbfgs(fun, w: np.ndarray, max_iter: int, gtol: float, memory: int = 10) -> 
 class Logistic:
     """``LogisticRegression(C=C)``'s model: binary with one weight vector, else multinomial."""
 
-    def __init__(self, C: float = 1.0, max_iter: int = 100, gtol: float = 1e-6) -> None:
-        self.C, self.max_iter, self.gtol = C, max_iter, gtol
+    def __init__(
+        self, C: float = 1.0, max_iter: int = 100, gtol: float = 1e-4, max_work: int = 0
+    ) -> None:
+        self.C, self.max_iter, self.gtol, self.max_work = C, max_iter, gtol, max_work
 
-    def fit(self, x: np.ndarray, y: np.ndarray) -> Logistic:
+    def fit(self, x: np.ndarray, y: np.ndarray, warm: Logistic | None = None) -> Logistic:
+        """Fit on ``x``, ``y``; from ``warm``'s weights when it is a fit of the same shape (the
+        previous fold: the optimum is the same, it is only reached in fewer iterations)."""
         self.classes_, codes = np.unique(y, return_inverse=True)
         codes = codes.ravel()
         n, d = x.shape
@@ -207,24 +223,40 @@ class Logistic:
                 return loss.mean() + 0.5 * lam * (w[:d] @ w[:d]), grad
 
         else:
-            onehot = np.zeros((n, k))
-            onehot[np.arange(n), codes] = 1.0
+            # classes x rows: the per-row reductions run along the long axis (fast)
+            xt = np.ascontiguousarray(x.T)
+            onehot = np.zeros((k, n))
+            onehot[codes, np.arange(n)] = 1.0
+            true = codes * n + np.arange(n)  # each row's own class in the flat k x n scores
 
             def fun(w):
                 wm = w.reshape(d + 1, k)
-                z = x @ wm[:d] + wm[d]
-                top = z.max(axis=1, keepdims=True)
+                z = wm[:d].T @ xt + wm[d][:, None]
+                top = z.max(axis=0)
                 e = np.exp(z - top)
-                total = e.sum(axis=1, keepdims=True)
-                lse = np.log(total) + top
-                loss = lse[:, 0] - z[np.arange(n), codes]
+                total = e.sum(axis=0)
+                loss = np.log(total) + top - z.ravel()[true]
                 r = e / total - onehot
                 grad = np.empty((d + 1, k))
-                grad[:d] = x.T @ r / n + lam * wm[:d]
-                grad[d] = r.mean(axis=0)
+                grad[:d] = (r @ x).T / n + lam * wm[:d]
+                grad[d] = r.mean(axis=1)
                 return loss.mean() + 0.5 * lam * np.sum(wm[:d] ** 2), grad.ravel()
 
-        w = _lbfgs(fun, np.zeros((d + 1) * k), self.max_iter, self.gtol)
+        w0 = np.zeros((d + 1, k))
+        if warm is not None and warm.coef_.shape[1] == d and (k == 1) == (warm.coef_.shape[0] == 1):
+            if k == 1:
+                if np.array_equal(warm.classes_, self.classes_):
+                    w0[:d, 0], w0[d, 0] = warm.coef_[0], warm.intercept_[0]
+            else:  # the classes both fits know start from the last fit's weights
+                at = np.searchsorted(warm.classes_, self.classes_).clip(0, len(warm.classes_) - 1)
+                known = warm.classes_[at] == self.classes_
+                w0[:d, known] = warm.coef_[at[known]].T
+                w0[d, known] = warm.intercept_[at[known]]
+        max_iter = self.max_iter
+        if self.max_work:  # the fit's cost bounded: iterations x rows x weights
+            max_iter = max(MIN_ITER, min(max_iter, self.max_work // max(n * (d + 1) * k, 1)))
+        self.n_iter_cap = max_iter
+        w = _lbfgs(fun, w0.ravel(), max_iter, self.gtol)
         wm = w.reshape(d + 1, k)
         self.coef_, self.intercept_ = wm[:d].T, wm[d]
         return self
@@ -282,9 +314,14 @@ class Pipeline:
     features: the scikit-learn pipeline's ``fit`` / ``predict`` / ``predict_proba`` /
     ``classes_``."""
 
-    def __init__(self, task: str, numeric: list[int], text: list[int], max_iter: int = 100):
+    def __init__(
+        self, task: str, numeric: list[int], text: list[int], max_iter: int = 100, max_work: int = 0
+    ):
         self.numeric, self.text = numeric, text
-        self.model = Logistic(max_iter=max_iter) if task == "classification" else RidgeModel()
+        if task == "classification":
+            self.model = Logistic(max_iter=max_iter, max_work=max_work)
+        else:
+            self.model = RidgeModel()
 
     def _split(self, frame) -> tuple[np.ndarray, list[np.ndarray]]:
         num = frame.iloc[:, self.numeric].to_numpy(dtype=float) if self.numeric else None
@@ -293,14 +330,27 @@ class Pipeline:
         text = [frame.iloc[:, j].to_numpy(dtype=object) for j in self.text]
         return num, text
 
-    def fit(self, frame, y: np.ndarray) -> Pipeline:
+    def fit(self, frame, y: np.ndarray, warm: Pipeline | None = None) -> Pipeline:
         num, text = self._split(frame)
         self.encoder = Encoder().fit(num, text)
-        self.model.fit(self.encoder.transform(num, text), y)
+        x = self.encoder.transform(num, text)
+        if isinstance(self.model, Logistic):
+            same = warm is not None and warm.encoder.layout() == self.encoder.layout()
+            # (the same encoded columns: the last fold's weights are a start for this one)
+            self.model.fit(x, y, warm=warm.model if same else None)
+        else:
+            self.model.fit(x, y)
         return self
 
     def _x(self, frame) -> np.ndarray:
-        return self.encoder.transform(*self._split(frame))
+        """The encoded rows of ``frame`` (kept for the next call: ``predict`` and then
+        ``predict_proba`` on the same rows encode them once)."""
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] is frame:
+            return last[1]
+        x = self.encoder.transform(*self._split(frame))
+        self._last = (frame, x)
+        return x
 
     @property
     def classes_(self) -> np.ndarray:
