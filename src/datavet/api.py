@@ -496,7 +496,8 @@ def audit(
     if time is not None:
         time, _ = _resolve_target(time, train_src, role="time")
     prefetch = None
-    if tensors is None and engine == "local":
+    if tensors is None and engine == "local" and test_src is not None:
+        # (only S010 and S011 still import SciPy, and both compare with a test split)
         prefetch = _prefetch(rules, baselines and target is not None)
     if tensors is None:
         plan = _plan(train_src, test_src, target, sample_rows, group=group)
@@ -715,8 +716,9 @@ def _drift_histograms(datasets: dict, profiles: dict, findings) -> None:
                     } | {"counts": hist[split]}
 
 
-# rules that import scipy.stats
-SCIPY_RULES = ("L002", "L004", "S010", "S011", "B001", "B003", "B004")
+# the rules that still import scipy.stats (S010's ks_2samp, S011 through scikit-learn); the
+# others use datavet._stats, and the baselines datavet.linear (no SciPy, no scikit-learn)
+SCIPY_RULES = ("S010", "S011")
 PREFETCH_SKLEARN = (
     "sklearn.compose",
     "sklearn.impute",
@@ -735,8 +737,6 @@ def _prefetch(rules, baselines: bool) -> threading.Thread | None:
     names = []
     if any(r.code in SCIPY_RULES for r in rules):
         names.append("scipy.stats")
-    if baselines and any(r.code.startswith("B") for r in rules):
-        names += ["scipy.stats", *PREFETCH_SKLEARN, "threadpoolctl"]
     names = [n for n in dict.fromkeys(names) if n not in sys.modules]
     if not names:
         return None

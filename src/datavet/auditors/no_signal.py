@@ -11,7 +11,7 @@ def sign_test(reference_loss: np.ndarray, model_loss: np.ndarray) -> tuple[float
 
     Returns (p-value, rows where the model is better, rows where it is worse); ties are dropped.
     """
-    from scipy.stats import binomtest
+    from datavet._stats import binomtest
 
     ok = np.isfinite(reference_loss) & np.isfinite(model_loss)
     diff = reference_loss[ok] - model_loss[ok]

@@ -11,7 +11,7 @@ from datavet.scan.columns import as_float, column_kind
 
 def _auc(x: np.ndarray, positive: np.ndarray) -> float:
     """ROC AUC of score ``x`` for the boolean ``positive`` (Mann-Whitney, ties averaged)."""
-    from scipy.stats import rankdata
+    from datavet._stats import rankdata
 
     ranks = rankdata(x)
     n_pos = int(positive.sum())
@@ -118,7 +118,7 @@ class SingleFeatureLeakage(Auditor):
             if ok.sum() < minimum or np.ptp(x[ok]) == 0:
                 return None
             if regression:
-                from scipy.stats import spearmanr
+                from datavet._stats import spearmanr
 
                 y = as_float(y_arr)
                 if np.ptp(y[ok]) == 0:

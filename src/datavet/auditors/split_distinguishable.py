@@ -85,7 +85,7 @@ def _design(ctx: AuditContext, columns: list[str], rows: int):
 
 def auc_p_value(auc: float, n1: int, n2: int) -> float:
     """One-sided p-value of an AUC above 0.5 (Mann-Whitney U, normal approximation)."""
-    from scipy.stats import norm
+    from datavet._stats import norm
 
     se = math.sqrt((n1 + n2 + 1) / (12.0 * n1 * n2))
     return float(norm.sf((auc - 0.5) / se))
