@@ -65,3 +65,16 @@ def test_public_api_still_reachable_from_the_package():
 @pytest.mark.parametrize("args", [("--help",), ("rules",), ("rule", "V001")])
 def test_cheap_commands_load_no_heavy_package(args):
     assert _loaded(_cli(*args)) == []
+
+
+def test_small_file_audit_imports_neither_scipy_nor_scikit_learn():
+    """The pre-commit path: a 400-row CSV with a target, baselines included."""
+    loaded = _loaded(_cli("audit", "sample_data/planted_train.csv", "--target", "label"))
+    assert "scipy" not in loaded and "sklearn" not in loaded, loaded
+
+
+def test_audit_with_a_test_split_imports_no_scikit_learn():
+    """S011 (adversarial validation) and the baselines fit with datavet.linear."""
+    args = ("audit", "sample_data/planted_train.csv", "--test", "sample_data/planted_test.csv")
+    loaded = _loaded(_cli(*args, "--target", "label", "--select", "S011,B"))
+    assert "sklearn" not in loaded, loaded
