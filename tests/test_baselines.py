@@ -788,14 +788,14 @@ def _real_tables():
 def test_numpy_baselines_match_scikit_learn_on_real_tables(name, monkeypatch):
     """Same folds, preprocessing and objective: the same accuracy (to one row), log loss to
     1e-3, and the ridge's R^2 / MSE / MAE to 1e-6 (an exact solve both ways)."""
-    import datavet.linear
+    import datavet.baselines
 
     frame, task = _real_tables()[name]
     table = pa.Table.from_pandas(frame, preserve_index=False)
     features = [c for c in table.column_names if c != "label"]
     kw = dict(target="label", task=task, features=features, sample_of=table.num_rows)
     mine = run_baselines(table, None, **kw)
-    monkeypatch.setattr(datavet.linear, "Pipeline", _sklearn_pipeline)
+    monkeypatch.setattr(datavet.baselines, "Pipeline", _sklearn_pipeline)
     ref = run_baselines(table, None, **kw)
     assert mine.evaluated_on == ref.evaluated_on and mine.features == ref.features
     got = {m["model"]: m["metrics"] for m in mine.models}

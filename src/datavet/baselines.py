@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from datavet._lazy import pandas as pd
+from datavet.linear import MIN_ITER, Pipeline
 from datavet.scan.columns import as_float, column_kind
 
 SEED = 0
@@ -133,8 +134,6 @@ def _pipeline(task: str, numeric: list[int], text: list[int]):
     """Impute (median, with missing indicators) + standardise numeric columns, one-hot text
     columns, then a logistic or ridge regression: scikit-learn's pipeline, in NumPy
     (``datavet.linear``), so the baselines import neither scikit-learn nor SciPy."""
-    from datavet.linear import Pipeline
-
     return Pipeline(task, numeric, text, max_iter=MAX_ITER, max_work=MAX_FIT_WORK)
 
 
@@ -533,10 +532,23 @@ def run_baselines(
             f"of {n_classes:,} classes (it never predicts the others)"
         )
     per_fit = len(y_tr) if cv is None else len(y_tr) - len(y_tr) // cv.get_n_splits()
+    # the solver's iterations per fit, as datavet.linear bounds them (about: the encoded width
+    # of each fit is that of its rows)
+    weights = (width + 1) * (1 if fit_classes <= 2 else fit_classes)
+    iterations = max(
+        MIN_ITER, min(MAX_ITER, MAX_FIT_WORK // max(min(per_fit, fit_cap) * weights, 1))
+    )
+    if task == "regression":
+        iterations = MAX_ITER  # an exact solve: no iterations to cap
     if per_fit > fit_cap:
         out.notes.append(
             f"the linear model is fitted on a uniform sample of {fit_cap:,} rows per fit (cost "
-            f"cap), scored on all {out.eval_rows:,}; at most {MAX_ITER} solver iterations"
+            f"cap), scored on all {out.eval_rows:,}; at most {iterations} solver iterations"
+        )
+    elif iterations < MAX_ITER:
+        out.notes.append(
+            f"the linear model's solver stops after at most {iterations} iterations per fit "
+            "(cost cap: many rows x encoded columns x classes)"
         )
     at = {c: i for i, c in enumerate(out.features)}
     with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
