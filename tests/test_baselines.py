@@ -724,35 +724,46 @@ def test_balanced_accuracy_equals_scikit_learns():
 
 
 def _sklearn_pipeline(task, numeric, text, max_iter=100, max_work=0):
-    """The scikit-learn pipeline the baselines used before ``datavet.linear`` (the reference)."""
+    """The scikit-learn pipeline the baselines used before ``datavet.linear`` (the reference),
+    on the same rows: the numeric block and the text codes (as strings) of ``linear.Rows``."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    parts = []
-    if numeric:
-        imputer = SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True)
-        parts.append(("num", make_pipeline(imputer, StandardScaler()), numeric))
-    if text:
-        imputer = SimpleImputer(strategy="constant", fill_value="<missing>")
-        parts.append(("text", make_pipeline(imputer, OneHotEncoder(handle_unknown="ignore")), text))
-    model = LogisticRegression(max_iter=max_iter) if task == "classification" else Ridge(alpha=1.0)
-    pipe = make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
+    def frame(rows):
+        data = {f"n{i}": rows.num[:, i] for i in range(rows.num.shape[1])}
+        data.update({f"t{j}": c.astype(str).astype(object) for j, c in enumerate(rows.codes)})
+        return pd.DataFrame(data)
+
+    def pipeline(rows):
+        n_num, n_text = rows.num.shape[1], len(rows.codes)
+        parts = []
+        if n_num:
+            imputer = SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True)
+            parts.append(("num", make_pipeline(imputer, StandardScaler()), list(range(n_num))))
+        if n_text:
+            encoder = OneHotEncoder(handle_unknown="ignore")
+            parts.append(("text", encoder, list(range(n_num, n_num + n_text))))
+        if task == "classification":
+            model = LogisticRegression(max_iter=max_iter)
+        else:
+            model = Ridge(alpha=1.0)
+        return make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
 
     class Reference:
-        classes_ = property(lambda self: pipe.classes_)
+        classes_ = property(lambda self: self.pipe.classes_)
 
         def fit(self, x, y, warm=None):
-            pipe.fit(x, y)
+            self.pipe = pipeline(x).fit(frame(x), y)
             return self
 
         def predict(self, x):
-            return pipe.predict(x)
+            return self.pipe.predict(frame(x))
 
         def predict_proba(self, x):
-            return pipe.predict_proba(x)
+            return self.pipe.predict_proba(frame(x))
 
     return Reference()
 

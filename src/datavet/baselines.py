@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from datavet._lazy import pandas as pd
-from datavet.linear import MIN_ITER, Pipeline
+from datavet.linear import MIN_ITER, Pipeline, to_rows
 from datavet.scan.columns import as_float, column_kind
 
 SEED = 0
@@ -108,7 +108,10 @@ def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, 
             arrays.append(arr)
             numeric.append(name)
         elif kind == "string":
-            texts[name] = arr.to_pandas().astype(object)
+            if pa.types.is_dictionary(arr.type):
+                texts[name] = arr.to_pandas().astype(object)
+            else:  # straight to objects (no pandas string column on the way)
+                texts[name] = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
             text.append(name)
     # the numeric columns as one 2-D block, computed together (a wide table has many)
     block = np.empty((table.num_rows, len(numeric)))
@@ -551,6 +554,8 @@ def run_baselines(
             "(cost cap: many rows x encoded columns x classes)"
         )
     at = {c: i for i, c in enumerate(out.features)}
+    # the features as arrays, text coded once: the folds slice arrays, not frames
+    x_tr, x_ev = to_rows([x_tr, x_ev], [at[c] for c in numeric if c in at], [at[c] for c in text])
     with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         out.models, out.reference_loss, out.linear_loss = fit(
             x_tr,

@@ -86,9 +86,13 @@ class StratifiedKFold(KFold):
 
 
 def _text_block(x) -> list[np.ndarray]:
-    """The text columns as object arrays, every missing value (None, NaN) as ``<missing>``."""
+    """The text columns as object arrays, every missing value (None, NaN) as ``<missing>``
+    (integer codes as they are)."""
     out = []
     for col in x:
+        if np.asarray(col).dtype.kind in "iu":
+            out.append(np.asarray(col))
+            continue
         values = np.asarray(col, dtype=object)
         missing = pd.isna(values)
         if missing.any():
@@ -98,8 +102,48 @@ def _text_block(x) -> list[np.ndarray]:
     return out
 
 
+class Rows:
+    """Feature rows as arrays, which the folds slice without pandas: the numeric block (NaN for
+    a missing value) and each text column as integer codes (a missing value is a code of its
+    own: scikit-learn's constant ``<missing>`` category). ``rows.iloc[idx]`` is ``rows[idx]``,
+    as for a DataFrame."""
+
+    def __init__(self, num: np.ndarray, codes: list[np.ndarray]) -> None:
+        self.num, self.codes = num, codes
+
+    def __len__(self) -> int:
+        return self.num.shape[0]
+
+    @property
+    def iloc(self) -> Rows:
+        return self
+
+    def __getitem__(self, idx) -> Rows:
+        return Rows(self.num[idx], [c[idx] for c in self.codes])
+
+
+def to_rows(frames: list, numeric: list[int], text: list[int]) -> list[Rows | None]:
+    """DataFrames (train, then the evaluation split or None) as :class:`Rows`, the columns at
+    positions ``numeric`` as numbers and those at ``text`` coded alike in every frame."""
+    present = [f for f in frames if f is not None]
+    nums = [
+        f.iloc[:, numeric].to_numpy(dtype=float) if numeric else np.empty((len(f), 0))
+        for f in present
+    ]
+    sizes = np.cumsum([len(f) for f in present])[:-1]
+    codes: list[list[np.ndarray]] = [[] for _ in present]
+    for j in text:
+        values = np.concatenate([f.iloc[:, j].to_numpy(dtype=object) for f in present])
+        coded, _ = pd.factorize(values, use_na_sentinel=False)
+        for out, part in zip(codes, np.split(coded.astype(np.int64), sizes), strict=True):
+            out.append(part)
+    made = iter([Rows(n, c) for n, c in zip(nums, codes, strict=True)])
+    return [None if f is None else next(made) for f in frames]
+
+
 class Encoder:
-    """Impute + standardise numeric columns (with missing indicators), one-hot text columns."""
+    """Impute + standardise numeric columns (with missing indicators), one-hot text columns
+    (text as values, or as the integer codes of :class:`Rows`)."""
 
     def fit(self, num: np.ndarray, text: list[np.ndarray]) -> Encoder:
         missing = np.isnan(num)
@@ -117,7 +161,10 @@ class Encoder:
         # the levels seen in the fit rows (OneHotEncoder's categories; their order does not
         # change the fitted model, only the order of its weights)
         self.categories = [
-            pd.Index(np.sort(pd.unique(col).astype(str)), dtype=object) for col in _text_block(text)
+            np.unique(col)
+            if np.asarray(col).dtype.kind in "iu"
+            else pd.Index(np.sort(pd.unique(col).astype(str)), dtype=object)
+            for col in _text_block(text)
         ]
         return self
 
@@ -137,7 +184,11 @@ class Encoder:
     def transform(self, num: np.ndarray, text: list[np.ndarray]) -> np.ndarray:
         parts = [(self._numeric(num) - self.mean) / self.scale]
         for cats, col in zip(self.categories, _text_block(text), strict=True):
-            codes = cats.get_indexer(pd.Index(col, dtype=object))
+            if isinstance(cats, np.ndarray):  # integer codes
+                codes = np.searchsorted(cats, col).clip(0, max(len(cats) - 1, 0))
+                codes = np.where(cats[codes] == col, codes, -1) if len(cats) else codes - 1
+            else:
+                codes = cats.get_indexer(pd.Index(col, dtype=object))
             hit = codes >= 0
             onehot = np.zeros((len(col), len(cats)))
             onehot[np.flatnonzero(hit), codes[hit]] = 1.0  # unseen values: all zeros
@@ -324,6 +375,8 @@ class Pipeline:
             self.model = RidgeModel()
 
     def _split(self, frame) -> tuple[np.ndarray, list[np.ndarray]]:
+        if isinstance(frame, Rows):
+            return frame.num, frame.codes
         num = frame.iloc[:, self.numeric].to_numpy(dtype=float) if self.numeric else None
         if num is None:
             num = np.empty((len(frame), 0))
