@@ -78,3 +78,17 @@ def test_audit_with_a_test_split_imports_no_scikit_learn():
     args = ("audit", "sample_data/planted_train.csv", "--test", "sample_data/planted_test.csv")
     loaded = _loaded(_cli(*args, "--target", "label", "--select", "S011,B"))
     assert "sklearn" not in loaded, loaded
+
+
+def test_submodules_reachable_as_attributes_after_a_bare_import():
+    code = (
+        "import datavet\n"
+        "assert callable(datavet.output.render) and datavet.scan is not None\n"
+        "try:\n"
+        "    datavet.no_such_thing\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    assert "torch" not in _loaded(code)

@@ -8,6 +8,7 @@ when a path that needs it runs.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
@@ -71,6 +72,10 @@ __all__ = [
 def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
+        # a submodule (``datavet.output`` after a bare ``import datavet``), as when this package
+        # imported them all
+        if not name.startswith("_") and importlib.util.find_spec(f"datavet.{name}") is not None:
+            return importlib.import_module(f"datavet.{name}")
         raise AttributeError(f"module 'datavet' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
