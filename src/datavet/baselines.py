@@ -33,7 +33,7 @@ MAX_ENCODED = 256  # encoded width (numeric columns, missing indicators, one-hot
 MAX_ITER = 100  # solver iterations per fit (a baseline need not converge to the last digit)
 # ...and fewer (never under datavet.linear.MIN_ITER) when rows x encoded width x classes is
 # large: the solver's work per fit is at most this many multiply-adds per pass over the data
-MAX_FIT_WORK = 30_000_000
+MAX_FIT_WORK = 40_000_000
 MAX_LINEAR_CLASSES = 50  # the linear model is fitted on the rows of the most frequent classes
 MAX_FIT_CELLS = 500_000  # rows x encoded width x classes in one fit: the rows are sampled
 MIN_FIT_ROWS = 2_000  # ...but never below this many rows per fit

@@ -26,7 +26,7 @@ import numpy as np
 from datavet._lazy import pandas as pd
 
 MISSING_TEXT = "<missing>"
-MIN_ITER = 10  # solver iterations a cost-capped fit still gets
+MIN_ITER = 15  # solver iterations a cost-capped fit still gets
 
 
 # -- folds ---------------------------------------------------------------------------------
@@ -168,13 +168,14 @@ class Encoder:
         ]
         return self
 
-    def layout(self) -> tuple:
-        """What the encoded columns are: two fits with equal layouts have the same columns."""
-        return (
-            self.mean.shape[0],
-            tuple(self.indicators.tolist()),
-            tuple(tuple(c.tolist()) for c in self.categories),
-        )
+    def keys(self) -> list[tuple]:
+        """What each encoded column is (a number, its missing indicator, a text level), to
+        carry weights from one fit to the next when their columns differ."""
+        out: list[tuple] = [("num", i) for i in range(len(self.medians))]
+        out += [("missing", int(i)) for i in self.indicators]
+        for j, cats in enumerate(self.categories):
+            out += [("text", j, v) for v in cats.tolist()]
+        return out
 
     def _numeric(self, num: np.ndarray) -> np.ndarray:
         missing = np.isnan(num)
@@ -253,9 +254,17 @@ class Logistic:
     ) -> None:
         self.C, self.max_iter, self.gtol, self.max_work = C, max_iter, gtol, max_work
 
-    def fit(self, x: np.ndarray, y: np.ndarray, warm: Logistic | None = None) -> Logistic:
-        """Fit on ``x``, ``y``; from ``warm``'s weights when it is a fit of the same shape (the
-        previous fold: the optimum is the same, it is only reached in fewer iterations)."""
+    def fit(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        warm: Logistic | None = None,
+        warm_columns: np.ndarray | None = None,
+    ) -> Logistic:
+        """Fit on ``x``, ``y``, starting from ``warm``'s weights (the previous fold's fit: the
+        optimum is the same, it is reached in fewer iterations) for the classes both know and
+        the columns ``warm_columns`` maps (each column's index in ``warm``, -1 for none;
+        default: the same columns)."""
         self.classes_, codes = np.unique(y, return_inverse=True)
         codes = codes.ravel()
         n, d = x.shape
@@ -294,15 +303,20 @@ class Logistic:
                 return loss.mean() + 0.5 * lam * np.sum(wm[:d] ** 2), grad.ravel()
 
         w0 = np.zeros((d + 1, k))
-        if warm is not None and warm.coef_.shape[1] == d and (k == 1) == (warm.coef_.shape[0] == 1):
-            if k == 1:
-                if np.array_equal(warm.classes_, self.classes_):
-                    w0[:d, 0], w0[d, 0] = warm.coef_[0], warm.intercept_[0]
-            else:  # the classes both fits know start from the last fit's weights
-                at = np.searchsorted(warm.classes_, self.classes_).clip(0, len(warm.classes_) - 1)
-                known = warm.classes_[at] == self.classes_
-                w0[:d, known] = warm.coef_[at[known]].T
-                w0[d, known] = warm.intercept_[at[known]]
+        if warm is not None and (k == 1) == (warm.coef_.shape[0] == 1):
+            cols = np.arange(d) if warm_columns is None else np.asarray(warm_columns)
+            if warm_columns is not None or warm.coef_.shape[1] == d:
+                rows = np.flatnonzero(cols >= 0)
+                if k == 1:
+                    if np.array_equal(warm.classes_, self.classes_):
+                        w0[rows, 0] = warm.coef_[0, cols[rows]]
+                        w0[d, 0] = warm.intercept_[0]
+                else:  # the classes both fits know start from the last fit's weights
+                    at = np.searchsorted(warm.classes_, self.classes_)
+                    at = at.clip(0, len(warm.classes_) - 1)
+                    known = np.flatnonzero(warm.classes_[at] == self.classes_)
+                    w0[np.ix_(rows, known)] = warm.coef_[np.ix_(at[known], cols[rows])].T
+                    w0[d, known] = warm.intercept_[at[known]]
         max_iter = self.max_iter
         if self.max_work:  # the fit's cost bounded: iterations x rows x weights
             max_iter = max(MIN_ITER, min(max_iter, self.max_work // max(n * (d + 1) * k, 1)))
@@ -388,9 +402,12 @@ class Pipeline:
         self.encoder = Encoder().fit(num, text)
         x = self.encoder.transform(num, text)
         if isinstance(self.model, Logistic):
-            same = warm is not None and warm.encoder.layout() == self.encoder.layout()
-            # (the same encoded columns: the last fold's weights are a start for this one)
-            self.model.fit(x, y, warm=warm.model if same else None)
+            if warm is None:
+                self.model.fit(x, y)
+            else:  # the last fold's weights are a start for this one, column by column
+                index = {key: i for i, key in enumerate(warm.encoder.keys())}
+                cols = np.array([index.get(key, -1) for key in self.encoder.keys()], dtype=np.int64)
+                self.model.fit(x, y, warm=warm.model, warm_columns=cols)
         else:
             self.model.fit(x, y)
         return self
