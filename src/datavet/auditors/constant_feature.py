@@ -31,6 +31,8 @@ class ConstantFeature(Auditor):
     severity = Severity.WARNING
     summary = "one distinct non-null value in train"
     thresholds = {"min_rows": 2}
+    column_cell = "std"
+    per_column = ("train",)
 
     def check(self, ctx: AuditContext):
         train = ctx.train

@@ -166,6 +166,8 @@ class FeatureDrift(Auditor):
     severity = Severity.WARNING
     summary = "a feature's distribution differs between train and test"
     thresholds = {"alpha": 0.001, "min_effect": 0.1}
+    needs = ("scipy",)
+    sections = ("drift",)
 
     def check(self, ctx: AuditContext):
         ctx.require_test()

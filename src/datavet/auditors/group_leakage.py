@@ -28,6 +28,7 @@ class GroupLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one group's (subject's) rows in both train and test (--group)"
     thresholds = {"min_groups": 1}
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         if ctx.group is None:

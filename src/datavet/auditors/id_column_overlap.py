@@ -31,6 +31,7 @@ class IdColumnOverlap(Auditor):
     severity = Severity.WARNING
     summary = "an ID-like column shares values across train and test"
     thresholds = {"min_shared": 0.1}
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         ctx.require_test()

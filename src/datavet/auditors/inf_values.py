@@ -30,6 +30,8 @@ class InfValues(Auditor):
     severity = Severity.ERROR
     summary = "+inf or -inf in a feature"
     thresholds = {"min_count": 1}
+    column_cell = "inf"
+    per_column = ("train", "test")
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

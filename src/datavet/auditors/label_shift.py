@@ -35,6 +35,7 @@ class LabelShift(Auditor):
     severity = Severity.WARNING
     summary = "train and test label distributions differ"
     thresholds = {"alpha": 0.001, "min_tvd": 0.1, "min_d": 0.2}
+    needs = ("scipy",)
 
     def check(self, ctx: AuditContext):
         ctx.require_target()

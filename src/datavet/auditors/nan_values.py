@@ -32,6 +32,8 @@ class NanValues(Auditor):
     severity = Severity.ERROR
     summary = "NaN / None / NaT in a feature"
     thresholds = {"min_count": 1}
+    column_cell = "nan"
+    per_column = ("train", "test")
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

@@ -29,6 +29,8 @@ class NearConstantFeature(Auditor):
     severity = Severity.INFO
     summary = "one value covers >= 99% of train rows"
     thresholds = {"min_fraction": 0.99, "min_rows": 2}
+    column_cell = "distinct"
+    per_column = ("train",)
 
     def check(self, ctx: AuditContext):
         train = ctx.train

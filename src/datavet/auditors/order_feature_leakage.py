@@ -43,6 +43,8 @@ class OrderFeatureLeakage(Auditor):
         "min_rho": 0.5,
         "min_rows": 30,
     }
+    needs = ("baselines", "scipy")
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         from scipy.stats import spearmanr

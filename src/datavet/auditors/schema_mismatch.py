@@ -28,6 +28,7 @@ class SchemaMismatch(Auditor):
     name = "schema-mismatch"
     severity = Severity.ERROR
     summary = "train/test columns or dtypes differ"
+    column_cell = "dtype"
 
     def check(self, ctx: AuditContext):
         ctx.require_test()

@@ -60,6 +60,9 @@ class SingleFeatureLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one feature alone predicts the label near perfectly"
     thresholds = {"min_score": 0.99, "min_rows": 30}
+    needs = ("baselines", "scipy")
+    column_cell = "name"
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         ctx.require_target()

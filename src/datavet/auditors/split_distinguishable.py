@@ -123,6 +123,7 @@ class SplitDistinguishable(Auditor):
     severity = Severity.WARNING
     summary = "a classifier tells train rows from test rows (adversarial validation)"
     thresholds = {"alpha": 1e-5, "min_auc": 0.6}
+    needs = ("scipy",)
 
     def check(self, ctx: AuditContext):
         ctx.require_test()

@@ -41,6 +41,8 @@ class TrainTestOverlap(Auditor):
     name = "train-test-overlap"
     severity = Severity.ERROR
     summary = "identical rows (features) in train and test"
+    needs = ("row_keys",)
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         ctx.require_test()
