@@ -49,6 +49,8 @@ from datavet.curves.gradients import GradientSpikes
 from datavet.curves.learning_rate import LearningRateCollapse, LossDivergence, LossOscillation
 from datavet.curves.nonfinite import NonFiniteLoss
 from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
+from datavet.errors import UsageError
+from datavet.framework import Rule, choose, match_selector, split_selectors
 from datavet.probes.activations import SaturatedActivations, VanishingActivations
 from datavet.probes.determinism import EvalNondeterminism
 from datavet.probes.double_softmax import DoubleSoftmax
@@ -63,8 +65,6 @@ from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
 from datavet.probes.padding_loss import PaddingInLoss
 from datavet.probes.stale_gradients import StaleGradients
-from datavet.errors import UsageError
-from datavet.framework import Rule, choose, match_selector, split_selectors
 
 REGISTRY: tuple[type[Rule], ...] = (
     NanValues,  # V001

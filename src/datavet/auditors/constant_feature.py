@@ -17,6 +17,7 @@ class ConstantFeature(Auditor):
     dimension, in one finding per column: "12 of 768 dimensions of vector column 'emb' are
     constant in train". Several constant columns of a table are one finding that lists them
     (the first five in the message, every one in ``columns``).
+    A train split with fewer than ``min_rows`` rows is not judged.
 
     **Why it matters**
     A constant column carries no information. Standardising it divides by a zero standard

@@ -27,6 +27,7 @@ class PositionalLabelDrift(Auditor):
     blocks and classes, and a finding needs an effect that matters as well: Cohen's h of at
     least ``min_effect`` (0.2) between the segment and the rest, or Cramer's V of at least
     ``min_v`` (0.1). So a shuffled file stays quiet however large it is.
+    With fewer than ``min_rows`` labelled rows the rule is skipped.
 
     **Why it matters**
     A file whose first rows carry another label distribution was assembled in order (by date,

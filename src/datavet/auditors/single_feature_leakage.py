@@ -43,6 +43,7 @@ class SingleFeatureLeakage(Auditor):
 
     It fires at ``min_score`` (0.99) or more, naming the feature. Rows where the feature is
     missing are left out of that feature's score.
+    With fewer than ``min_rows`` labelled rows in the sample the rule is skipped.
 
     **Why it matters**
     A single column that gives the label away is almost always leakage: the label itself under

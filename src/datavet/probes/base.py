@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 

@@ -46,8 +46,7 @@ def _matches(selector: str, pool: list[type[Probe]], runner: str) -> list[type[P
 
         need = next(n for n in others[0].needs if n != runner and n in ("model", "monitor"))
         raise UsageError(
-            f"{', '.join(p.code for p in others)} cannot be selected here: they need "
-            f"{NEEDS[need]}"
+            f"{', '.join(p.code for p in others)} cannot be selected here: they need {NEEDS[need]}"
         )
     if not found:
         raise UsageError(
