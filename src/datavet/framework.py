@@ -137,8 +137,12 @@ class Rule:
         raise NotImplementedError
 
     def run(self, ctx: Any) -> list[Finding]:
+        """The findings of :meth:`check`; :class:`Skip` when ``ctx`` cannot meet a need."""
         self.details = {}
         self.marks = []
+        reason = unmet(self, ctx)
+        if reason:
+            raise Skip(reason)
         return list(self.check(ctx))
 
     def finding(self, message: str, *, severity: Severity | None = None, **fields) -> Finding:
@@ -196,9 +200,6 @@ def run_rules(
     for rule in rules:
         started = clock()
         try:
-            reason = unmet(rule, ctx)
-            if reason:
-                raise Skip(reason)
             found = rule.run(ctx)
         except Skip as skip:
             outcome = Outcome(rule.code, rule.name, Status.SKIPPED, reason=str(skip))

@@ -33,9 +33,9 @@ class HighCardinalityLabel(Auditor):
     severity = Severity.WARNING
     summary = "the target has too many distinct values to be classes (an ID?)"
     thresholds = {"max_classes": 100, "max_unique_fraction": 0.9, "min_rows": 50}
+    needs = ("target",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
         label = ctx.train.label
         n = label.values.n_distinct
         present = label.present

@@ -45,11 +45,10 @@ class PositionalLabelDrift(Auditor):
     severity = Severity.WARNING
     summary = "label distribution depends on row order"
     thresholds = {"alpha": 0.001, "min_effect": 0.2, "min_v": 0.1, "groups": 10, "min_rows": 20}
-    needs = ("scipy",)
+    needs = ("classification", "scipy")
     sections = ("label_position",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_classification()
         label = ctx.train.label
         bins = label.positions
         if bins.overflow or len(bins.classes) < 2:

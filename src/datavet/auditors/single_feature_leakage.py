@@ -61,12 +61,11 @@ class SingleFeatureLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one feature alone predicts the label near perfectly"
     thresholds = {"min_score": 0.99, "min_rows": 30}
-    needs = ("baselines", "scipy")
+    needs = ("target", "baselines", "scipy")
     column_cell = "name"
     sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
         table = ctx.train.sample.table
         if table is None:
             raise Skip("no rows sampled")

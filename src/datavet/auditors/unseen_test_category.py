@@ -29,9 +29,9 @@ class UnseenTestCategory(Auditor):
     severity = Severity.WARNING
     summary = "a categorical feature's test value never seen in train"
     thresholds = {"min_rows": 1}
+    needs = ("test",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         test = ctx.test
         if not any(_categorical(c.dtype) for p in (ctx.train, test) for c in p.columns.values()):
             raise Skip("no categorical (dictionary) feature column")
