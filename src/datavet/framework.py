@@ -18,6 +18,7 @@ This module imports only the core (findings, errors): every family's base builds
 from __future__ import annotations
 
 import traceback
+from time import perf_counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -188,17 +189,14 @@ def run_rules(
     ctx: Any,
     *,
     after: Callable[[Rule, Outcome], None] | None = None,
-    clock: Callable[[], float] | None = None,
 ) -> RunResult:
     """Run ``rules`` over ``ctx``: each passes, fails (finds something), is skipped (an unmet
     need, or :class:`Skip`) or crashes (any other exception, recorded with its traceback; one
     crashing rule never stops the others). ``after(rule, outcome)`` sees each rule once it ran
     (the probes keep its ``details``, the curves its ``marks``)."""
-    if clock is None:
-        from time import perf_counter as clock
     result = RunResult()
     for rule in rules:
-        started = clock()
+        started = perf_counter()
         try:
             found = rule.run(ctx)
         except Skip as skip:
@@ -215,7 +213,7 @@ def run_rules(
             result.findings.extend(found)
             status = Status.FAILED if found else Status.PASSED
             outcome = Outcome(rule.code, rule.name, status, n_findings=len(found))
-        result.seconds[rule.code] = clock() - started
+        result.seconds[rule.code] = perf_counter() - started
         result.outcomes.append(outcome)
         if after is not None:
             after(rule, outcome)
