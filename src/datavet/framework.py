@@ -18,9 +18,9 @@ This module imports only the core (findings, errors): every family's base builds
 from __future__ import annotations
 
 import traceback
-from time import perf_counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any, ClassVar
 
 from datavet.errors import UsageError
