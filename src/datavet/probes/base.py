@@ -32,13 +32,14 @@ __all__ = ["Probe", "ProbeContext", "Skip"]
 class Probe(Rule):
     """A model probe (M rule): :class:`datavet.framework.Rule` over a :class:`ProbeContext`.
 
-    ``needs`` says who runs it: ``"model"`` probes run in :func:`datavet.probe` (the default);
-    ``"monitor"`` probes read a :class:`datavet.GradientMonitor`'s history. ``"known_task"``:
-    skipped when the task of the model's output cannot be told (pass ``task=``).
+    ``needs`` says who runs it: ``"model"`` probes (with ``"torch"``, the default) run in
+    :func:`datavet.probe`; ``"monitor"`` probes read a :class:`datavet.GradientMonitor`'s
+    history. ``"known_task"``: skipped when the task of the model's output cannot be told
+    (pass ``task=``).
     """
 
     severity: ClassVar[Severity]
-    needs: ClassVar[tuple[str, ...]] = ("model",)
+    needs: ClassVar[tuple[str, ...]] = ("model", "torch")
 
 
 @dataclass
