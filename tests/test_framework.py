@@ -150,12 +150,11 @@ def test_probe_of_unknown_task_is_skipped_by_its_declared_need():
 
 
 # Rule codes may be spelled only by their rule's module and the registry. The modules below
-# still name other rules' codes, for what they compose (a preflight recipe) or the details a
-# probe hands to its HTML panel.
+# still name other rules' codes, for what they compose (a preflight recipe, the probe CLI's
+# overfit options).
 SPELLS_CODES = {
     "preflight.py",
     "probes/cli.py",
-    "output/html_probes.py",
     "curves/base.py",  # the curve context's shared analyses read C002's and C009's thresholds
 }
 RULE_MODULES = {r.__module__.replace("datavet.", "", 1).replace(".", "/") + ".py" for r in REGISTRY}

@@ -77,6 +77,9 @@ SECTIONS: Mapping[str, str] = {
     "leakage": "the HTML report's split-leakage section",
     "drift": "the drift histograms of the flagged columns (HTML report)",
     "label_position": "the label-by-row-position chart, shaded where the finding is (HTML)",
+    "overfit_curve": "the loss curve of the one-batch training run (HTML probe report)",
+    "future_cuts": "the table of cut points of a causality check (HTML probe report)",
+    "padding_figures": "the losses with and without padding (HTML probe report)",
 }
 
 

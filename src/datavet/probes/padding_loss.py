@@ -175,6 +175,7 @@ class PaddingInLoss(Probe):
         "atol": 1e-6,
         "check_inputs": 1,
     }
+    sections = ("padding_figures",)
 
     def check(self, ctx: ProbeContext):
         import torch
