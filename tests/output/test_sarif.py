@@ -224,9 +224,10 @@ def test_curve_rules_carry_their_own_default_severity(validator):
     levels = _levels(report)
     assert levels["C001"] == "error" and levels["C002"] == "error"
     for rule in datavet.CURVE_RULES:
-        assert levels[rule.code] == {"error": "error", "warning": "warning", "info": "note"}[
-            rule.severity.label
-        ], rule.code
+        assert (
+            levels[rule.code]
+            == {"error": "error", "warning": "warning", "info": "note"}[rule.severity.label]
+        ), rule.code
     log = json.loads(render(report, "sarif"))
     assert errors(validator, log) == []
     c002 = next(r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "C002")
