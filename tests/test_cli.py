@@ -18,7 +18,8 @@ import pytest
 
 import datavet
 from datavet import RULES
-from datavet.cli import main, write_atomic
+from datavet._io import write_atomic
+from datavet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
