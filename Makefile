@@ -50,7 +50,12 @@ demo: $(VENV)/.installed
 	else echo "(needs PyTorch: pip install 'datavet[torch]')"; fi
 	@echo "== reports written:" && ls reports/*.txt reports/*.json reports/*.html
 
+# The checks first (lint, the import layering of pyproject.toml, the public API's types), then
+# the suite.
 test: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-dev

@@ -71,7 +71,9 @@ def apply_column_ignores(report: Report, ignores: Sequence[ColumnIgnore]) -> Rep
     return replace(report, findings=kept, outcomes=outcomes, ignored=ignored)
 
 
-def _ignore_reasons(f: Finding, codes) -> list[str] | None:
+def _ignore_reasons(
+    f: Finding, codes: Sequence[tuple[ColumnIgnore, frozenset[str]]]
+) -> list[str] | None:
     if not f.columns:
         return None
     reasons: list[str] = []

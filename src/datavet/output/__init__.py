@@ -14,7 +14,6 @@ from datavet.output import sarif as sarif_output
 from datavet.output import text as text_output
 
 
-
 def _text(report, *, colour: bool = False) -> str:
     """Human text: the curve view for a training-log diagnosis, else the audit view."""
     data = report.to_dict()
