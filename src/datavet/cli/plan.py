@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from datavet.config import Dataset, Settings, excluded, load
-from datavet.config.text import _display
+from datavet.config.text import display
 from datavet.errors import UsageError
 
 
@@ -66,7 +66,7 @@ def plan(settings: Settings, args) -> list[Job]:
         raise UsageError("--test needs TRAIN")
     if not settings.datasets:
         where = (
-            f"{_display(settings.config)} has no datasets"
+            f"{display(settings.config)} has no datasets"
             if settings.config
             else "no config file found"
         )
@@ -92,7 +92,7 @@ def plan_files(settings: Settings, files: Sequence[str], args, note=None) -> lis
         pattern = excluded(settings, f)
         if pattern is not None:
             if note is not None:
-                where = _display(settings.config) if settings.config else "the settings"
+                where = display(settings.config) if settings.config else "the settings"
                 note(f"skipped {f}: excluded by {pattern!r} ({where})")
             continue
         named = _dataset_for(settings, f, None, either=True)

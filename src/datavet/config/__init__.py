@@ -14,7 +14,7 @@ Modules: ``settings`` (the values), ``parse`` (finding, reading, validating), ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datavet.config.exclude import excluded
 from datavet.config.parse import (
@@ -29,7 +29,9 @@ from datavet.config.parse import (
 from datavet.config.settings import CONFIG_NAMES, TASKS, ConfigError, Dataset, Settings
 from datavet.config.thresholds import THRESHOLD_RANGES, threshold_problem
 from datavet.ignores import ColumnIgnore
-from datavet.report import Report
+
+if TYPE_CHECKING:
+    from datavet.report import Report
 
 __all__ = [
     "CONFIG_NAMES",

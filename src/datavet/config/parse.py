@@ -20,7 +20,7 @@ from datavet.config.settings import (
     Settings,
     _selectors,
 )
-from datavet.config.text import _dataset_lines, _display, _key, _shown, _type
+from datavet.config.text import dataset_lines, display, short_repr, toml_key, type_name
 from datavet.config.thresholds import threshold_problem
 from datavet.errors import UsageError
 from datavet.findings import Severity
@@ -92,7 +92,7 @@ def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
             return Settings()
         path = found
     path = Path(path)
-    shown = _display(path)
+    shown = display(path)
     try:
         text = _read(path)
     except FileNotFoundError:
@@ -119,7 +119,7 @@ def _read(path: Path) -> str:
     a ConfigError naming it, never skipped silently (its settings would be lost)."""
     from datavet._io import TooLarge, read_bounded
 
-    shown = _display(path)
+    shown = display(path)
     try:
         raw = read_bounded(path, MAX_CONFIG_BYTES, text=False)
     except FileNotFoundError:
@@ -195,17 +195,17 @@ class _Parser:
     """Validation with errors that name the file and the dotted key."""
 
     def __init__(self, source: Path | None, prefix: tuple[str, ...], shown: str = "") -> None:
-        self.shown = shown or (_display(source) if source is not None else "config")
+        self.shown = shown or (display(source) if source is not None else "config")
         self.prefix = prefix
         self.base = source.parent if source is not None else Path.cwd()
 
     def error(self, keys: Sequence[str], problem: str) -> ConfigError:
-        dotted = ".".join(_key(k) for k in (*self.prefix, *keys))
+        dotted = ".".join(toml_key(k) for k in (*self.prefix, *keys))
         return ConfigError(f"{self.shown}: {dotted}: {problem}")
 
     def keys(self, table: Any, allowed: Sequence[str], where: tuple[str, ...]) -> None:
         if not isinstance(table, Mapping):
-            raise self.error(where, f"expected a table, got {_type(table)}")
+            raise self.error(where, f"expected a table, got {type_name(table)}")
         for key in table:
             if key not in allowed:
                 close = difflib.get_close_matches(key.replace("_", "-"), allowed, n=1)
@@ -216,13 +216,13 @@ class _Parser:
     def string(self, table: Mapping, keys: tuple[str, ...]) -> str:
         value = table[keys[-1]]
         if not isinstance(value, str) or not value.strip():
-            raise self.error(keys, f"expected a non-empty string, got {_shown(value)}")
+            raise self.error(keys, f"expected a non-empty string, got {short_repr(value)}")
         return value
 
     def boolean(self, table: Mapping, keys: tuple[str, ...]) -> bool:
         value = table[keys[-1]]
         if not isinstance(value, bool):
-            raise self.error(keys, f"expected true or false, got {_shown(value)}")
+            raise self.error(keys, f"expected true or false, got {short_repr(value)}")
         return value
 
     def task(self, table: Mapping, keys: tuple[str, ...]) -> str:
@@ -235,7 +235,7 @@ class _Parser:
         value = table[keys[-1]]
         try:
             if not isinstance(value, str):
-                raise ValueError(f"expected a severity name, got {_shown(value)}")
+                raise ValueError(f"expected a severity name, got {short_repr(value)}")
             return Severity.parse(value)
         except ValueError as exc:
             raise self.error(keys, str(exc)) from None
@@ -246,7 +246,7 @@ class _Parser:
         value = table[key]
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-            raise self.error((key,), f"expected a list of rule codes, got {_shown(value)}")
+            raise self.error((key,), f"expected a list of rule codes, got {short_repr(value)}")
         out = _selectors(items)
         for sel in out:
             try:
@@ -262,16 +262,16 @@ class _Parser:
     def globs(self, table: Mapping, key: str) -> tuple[str, ...]:
         value = table[key]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error((key,), f"expected a list of path globs, got {_shown(value)}")
+            raise self.error((key,), f"expected a list of path globs, got {short_repr(value)}")
         for v in value:
             if not v.strip():
                 raise self.error((key,), "expected a non-empty path glob, got ''")
             if "\0" in v:
-                raise self.error((key,), f"a path glob holds a NUL character: {_shown(v)}")
+                raise self.error((key,), f"a path glob holds a NUL character: {short_repr(v)}")
             try:
                 _path_glob(v)
             except re.error as exc:
-                raise self.error((key,), f"bad glob {_shown(v)} ({exc})") from None
+                raise self.error((key,), f"bad glob {short_repr(v)} ({exc})") from None
         return tuple(value)
 
     def rule(self, keys: tuple[str, ...]) -> str:
@@ -289,7 +289,7 @@ class _Parser:
         if table is None:
             return {}
         if not isinstance(table, Mapping):
-            raise self.error(("severity",), f"expected a table, got {_type(table)}")
+            raise self.error(("severity",), f"expected a table, got {type_name(table)}")
         out = {}
         for key in table:
             code = self.rule(("severity", key))
@@ -302,14 +302,14 @@ class _Parser:
         if table is None:
             return {}
         if not isinstance(table, Mapping):
-            raise self.error(("thresholds",), f"expected a table, got {_type(table)}")
+            raise self.error(("thresholds",), f"expected a table, got {type_name(table)}")
         out = {}
         for key, values in table.items():
             code = self.rule(("thresholds", key))
             known = BY_CODE[code].thresholds
             where = ("thresholds", key)
             if not isinstance(values, Mapping):
-                raise self.error(where, f"expected a table of numbers, got {_shown(values)}")
+                raise self.error(where, f"expected a table of numbers, got {short_repr(values)}")
             if not known:
                 raise self.error(where, f"{code} has no thresholds")
             self.keys(values, tuple(known), where)
@@ -326,14 +326,14 @@ class _Parser:
         if table is None:
             return ()
         if not isinstance(table, Mapping):
-            raise self.error(("per-column-ignores",), f"expected a table, got {_type(table)}")
+            raise self.error(("per-column-ignores",), f"expected a table, got {type_name(table)}")
         out = []
         for column, entry in table.items():
             where = ("per-column-ignores", column)
             if not isinstance(entry, Mapping):
                 raise self.error(
                     where,
-                    f'expected {{ rules = ["F001"], reason = "why" }}, got {_shown(entry)}',
+                    f'expected {{ rules = ["F001"], reason = "why" }}, got {short_repr(entry)}',
                 )
             self.keys(entry, _IGNORE_KEYS, where)
             for required in _IGNORE_KEYS:
@@ -352,7 +352,8 @@ class _Parser:
         value = entry["rules"]
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-            raise self.error((*where, "rules"), f"expected a list of rules, got {_shown(value)}")
+            got = short_repr(value)
+            raise self.error((*where, "rules"), f"expected a list of rules, got {got}")
         out = _selectors(items)
         if not out:
             raise self.error((*where, "rules"), "empty: name the rules to ignore")
@@ -370,12 +371,12 @@ class _Parser:
         if table is None:
             return {}
         if not isinstance(table, Mapping):
-            raise self.error(("datasets",), f"expected a table, got {_type(table)}")
+            raise self.error(("datasets",), f"expected a table, got {type_name(table)}")
         out = {}
         for name, entry in table.items():
             where = ("datasets", name)
             if not isinstance(entry, Mapping):
-                raise self.error(where, f'expected {{ train = "path" }}, got {_shown(entry)}')
+                raise self.error(where, f'expected {{ train = "path" }}, got {short_repr(entry)}')
             self.keys(entry, _DATASET_KEYS, where)
             if "train" not in entry:
                 raise self.error(where, "missing 'train': the path of the training split")
@@ -394,7 +395,7 @@ class _Parser:
                     for key in ("group", "time", "inputs", "delimiter")
                     if key in entry
                 },
-                lines=MappingProxyType(_dataset_lines(text, (*self.prefix, *where))),
+                lines=MappingProxyType(dataset_lines(text, (*self.prefix, *where))),
             )
         return out
 
@@ -403,7 +404,7 @@ class _Parser:
         path = Path(value).expanduser()
         if not path.is_absolute():
             path = self.base / path
-        return _display(path)
+        return display(path)
 
 
 def column_ignores(value: Any) -> tuple[ColumnIgnore, ...]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from datavet.config.text import _display, _toml
+from datavet.config.text import display, toml_text
 from datavet.errors import UsageError
 from datavet.findings import Severity
 from datavet.ignores import ColumnIgnore
@@ -161,12 +161,12 @@ class Settings:
 
     def to_toml(self) -> str:
         """The settings as a ``datavet.toml``: reading it back gives the same settings."""
-        source = _display(self.config) if self.config else "defaults (no config file found)"
+        source = display(self.config) if self.config else "defaults (no config file found)"
         head = [
             f"# datavet settings resolved from {source} and the command line",
             "# rules: " + ", ".join(r.code for r in self.rules()),
         ]
-        return "\n".join(head) + "\n" + _toml(self.to_dict())
+        return "\n".join(head) + "\n" + toml_text(self.to_dict())
 
 
 def _selectors(values: Iterable[str]) -> tuple[str, ...]:

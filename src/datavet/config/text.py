@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _display(path: str | os.PathLike) -> str:
+def display(path: str | os.PathLike) -> str:
     """A path relative to the working directory when it is below it, else absolute."""
     p = Path(path)
     try:
@@ -39,7 +39,7 @@ def _dotted(text: str) -> tuple[str, ...] | None:
     return tuple(parts)
 
 
-def _dataset_lines(text: str | None, path: tuple[str, ...]) -> dict[str, int]:
+def dataset_lines(text: str | None, path: tuple[str, ...]) -> dict[str, int]:
     """Line numbers (1-based) where the config defines a dataset and its ``train``/``test``
     keys; tomllib keeps no positions, so this reads the text. Best effort: the table's line, or
     the parent table's, when a key is written in a form it does not follow."""
@@ -72,18 +72,18 @@ def _dataset_lines(text: str | None, path: tuple[str, ...]) -> dict[str, int]:
     return out
 
 
-def _type(value: Any) -> str:
+def type_name(value: Any) -> str:
     return {dict: "a table", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), type(value).__name__
     )
 
 
-def _shown(value: Any) -> str:
+def short_repr(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _key(k: str) -> str:
+def toml_key(k: str) -> str:
     return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_value(k)
 
 
@@ -98,18 +98,18 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        inner = ", ".join(f"{_key(k)} = {_toml_value(v)}" for k, v in value.items())
+        inner = ", ".join(f"{toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
         return "{ " + inner + " }" if inner else "{}"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 
-def _toml(data: dict[str, Any]) -> str:
+def toml_text(data: dict[str, Any]) -> str:
     plain = [(k, v) for k, v in data.items() if not isinstance(v, dict) and v is not None]
     tables = [(k, v) for k, v in data.items() if isinstance(v, dict)]
-    out = [f"{_key(k)} = {_toml_value(v)}" for k, v in plain]
+    out = [f"{toml_key(k)} = {_toml_value(v)}" for k, v in plain]
     for name, table in tables:
         out.append("")
-        out.append(f"[{_key(name)}]")
+        out.append(f"[{toml_key(name)}]")
         for k, v in table.items():
-            out.append(f"{_key(k)} = {_toml_value(v)}")
+            out.append(f"{toml_key(k)} = {_toml_value(v)}")
     return "\n".join(out) + "\n"

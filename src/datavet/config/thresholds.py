@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from datavet.config.text import _shown
+from datavet.config.text import short_repr
 
 # The range of every rule threshold, by its name: (low, high, bounds included, whole number).
 # A threshold outside it would make a rule fire on everything or on nothing (max_ratio = -5
@@ -54,12 +54,12 @@ def threshold_problem(name: str, value: Any) -> str | None:
     """Why ``value`` cannot be the threshold ``name`` (None when it can): a finite number in
     the threshold's range, a whole number for counts."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return f"expected a number, got {_shown(value)}"
+        return f"expected a number, got {short_repr(value)}"
     low, high, bounds, whole = THRESHOLD_RANGES.get(name, (-math.inf, math.inf, "[]", False))
     if whole and float(value) != int(value):
-        return f"expected a whole number, got {_shown(value)}"
+        return f"expected a whole number, got {short_repr(value)}"
     below = value < low or (value == low and bounds[0] == "(")
     above = value > high or (value == high and bounds[1] == ")")
     if below or above:
-        return f"{_shown(value)} is out of range {bounds[0]}{low:g}, {high:g}{bounds[1]}"
+        return f"{short_repr(value)} is out of range {bounds[0]}{low:g}, {high:g}{bounds[1]}"
     return None
