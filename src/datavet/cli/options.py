@@ -98,9 +98,8 @@ def add_gate_options(parser: argparse.ArgumentParser, *, default: str | None = "
         "--fail-on",
         choices=SEVERITIES,
         default=default,
-        help="exit 1 when findings reach this severity (default "
-        + (default or "the config's, else error")
-        + ")",
+        help="exit 1 when findings reach this severity "
+        + (f"(default {default})" if default else "(default: the config's, else error)"),
     )
     parser.add_argument(
         "--exit-zero",
