@@ -62,7 +62,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_compare.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
 .PHONY: fuzz  # the long fuzz, 100,000 cases (FUZZ_ITERATIONS overrides; CI: tests/hardening/test_fuzz.py)
 fuzz: $(VENV)/.installed-dev
 	$(BIN)/python bench/fuzz.py --iterations $${FUZZ_ITERATIONS:-100000} $${FUZZ_ARGS}
