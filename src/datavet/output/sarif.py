@@ -46,7 +46,7 @@ def render(report, *, name: str | None = None, locations: Locations | None = Non
 
 def render_many(items: Sequence[tuple[str | None, Any, Locations | None]]) -> str:
     """A SARIF log with one run per (dataset name, report, locations)."""
-    from datavet.report import dumps
+    from datavet.output.json import dumps
 
     log = {
         "$schema": SCHEMA_URI,
