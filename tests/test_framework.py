@@ -154,7 +154,7 @@ def test_probe_of_unknown_task_is_skipped_by_its_declared_need():
 # overfit options).
 SPELLS_CODES = {
     "preflight.py",
-    "probes/cli.py",
+    "cli/probe.py",
     "curves/base.py",  # the curve context's shared analyses read C002's and C009's thresholds
 }
 RULE_MODULES = {r.__module__.replace("datavet.", "", 1).replace(".", "/") + ".py" for r in REGISTRY}
