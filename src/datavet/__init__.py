@@ -11,6 +11,8 @@ import importlib
 import importlib.util
 from typing import TYPE_CHECKING
 
+from datavet._version import __version__
+
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from datavet.api import audit
     from datavet.curves import CURVE_RULES, diagnose_curves
@@ -24,8 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
 # ``datavet.preflight`` is both a submodule and the function it defines: imported here, so the
 # package attribute is the function whichever of them is imported first (as before)
 from datavet.preflight import preflight  # noqa: E402 - cheap: no NumPy, no pandas
-
-__version__ = "0.1.0"
 
 # public name -> the module that defines it (imported on first access)
 _LAZY = {
