@@ -11,15 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datavet.errors import UsageError
-from datavet.scan.tensors import (
-    Layout,
+from datavet.scan.tensor_block import (
     TensorPlan,
     fold,
     pooled_names,
     profile_block,
-    resolve_layout,
     sample_hashes,
 )
+from datavet.scan.tensor_layout import Layout, resolve_layout
 
 from .conftest import images
 
