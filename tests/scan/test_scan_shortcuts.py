@@ -149,9 +149,7 @@ def test_audit_same_report_with_and_without_the_second_pass(tmp_path, monkeypatc
     args = (str(tmp_path / "train.parquet"), str(tmp_path / "test.parquet"))
     calls = []
     real_pass = LocalEngine._near_pass
-    monkeypatch.setattr(
-        LocalEngine, "_near_pass", lambda *a: calls.append(1) or real_pass(*a)
-    )
+    monkeypatch.setattr(LocalEngine, "_near_pass", lambda *a: calls.append(1) or real_pass(*a))
     one_pass = json.loads(datavet.audit(*args, **kw).to_json())
     assert not calls  # Parquet: the near hashes came from the main scan
     monkeypatch.setattr(LocalEngine, "near_guess", lambda *a: None)
