@@ -66,8 +66,6 @@ BAD = {
     "progress text": dict(progress="x"),
     "channel_axis float": dict(channel_axis=2.5),
     "channel_axis text": dict(channel_axis="last"),
-    "delimiter int": dict(delimiter=5),
-    "delimiter two characters": dict(delimiter=";;"),
     "inputs float": dict(inputs=5.5),
     "task bogus": dict(task="bogus"),
 }
@@ -108,7 +106,6 @@ def test_good_flags_and_channel_axes_still_pass(named):
         dict(progress=False),
         dict(channel_axis="none"),
         dict(channel_axis=1),
-        dict(delimiter=";"),
     ):
         assert datavet.audit(named, **kwargs).exit_code() in (0, 1)
 

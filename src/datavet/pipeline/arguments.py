@@ -105,10 +105,6 @@ def check_arguments(
         )
     if encoding is not None and not isinstance(encoding, str):
         raise UsageError(f"encoding must be a codec name such as 'utf-8', not {encoding!r:.80}")
-    if delimiter is not None and not (isinstance(delimiter, str) and len(delimiter) == 1):
-        raise UsageError(
-            f"delimiter must be one character such as ',' or ';', not {delimiter!r:.80}"
-        )
     _flag(baselines, "baselines")
     _flag(progress, "progress")
     _channel_axis_arg(channel_axis)

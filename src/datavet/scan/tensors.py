@@ -34,8 +34,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from datavet.scan.columns import ColumnStats
-from datavet.scan.profile import Profile
 from datavet.scan.tensor_layout import MAX_CHANNELS, MAX_FEATURE_COLUMNS, Layout, resolve_layout
 
 THUMBNAILS = 6  # the first samples shown in the report
@@ -177,7 +175,7 @@ class TensorStats:
             flagged=_first_k(self.flagged, other.flagged, FLAGGED_THUMBNAILS),
         )
 
-    def constant_parts(self, columns: dict[str, ColumnStats]) -> ConstantParts | None:
+    def constant_parts(self, columns: dict) -> ConstantParts | None:
         """The inputs that never change across samples: whole channels, and positions."""
         layout = self.layout
         names = layout.channels
@@ -209,7 +207,7 @@ class TensorStats:
         where = _where(other, layout) if other.any() else ""
         return ConstantParts(layout, layout.positions, n_const, channels, where, int(other.sum()))
 
-    def summary(self, columns: dict[str, ColumnStats]) -> dict:
+    def summary(self, columns: dict) -> dict:
         """A plain dict for the report (JSON and HTML)."""
         layout = self.layout
         const = self.positions.constant if self.positions is not None else None
@@ -365,7 +363,9 @@ def _where(mask: np.ndarray, layout: Layout) -> str:
     return "e.g. positions " + ", ".join(map(str, coords))
 
 
-def tensor_summary(profile: Profile) -> dict | None:
+def tensor_summary(profile) -> dict | None:
+    """The tensor part of a split's summary (None for a table); ``columns`` and ``profile``
+    are the split's ColumnStats and Profile (not imported here: they import this module)."""
     t = getattr(profile, "tensor", None)
     return None if t is None else t.summary(profile.columns)
 
