@@ -117,11 +117,13 @@ def audit(
         Findings to leave out, per column, with the reason:
         ``{"user_id": {"rules": ["S002", "F002"], "reason": "one row per event"}}`` (a column
         name or a ``*``/``?`` pattern). They are listed in ``report.ignored`` with the reason.
-    engine : {"local", "dask"}, optional
-        Default: "dask" when an input is a Dask DataFrame, else "local". "local" streams batches in
-        this process on every core (``workers`` threads); "dask" profiles partitions on a Dask
-        cluster: the one at ``scheduler`` ("tcp://host:8786"), or a LocalCluster on 127.0.0.1 when
-        no address is given.
+    engine : {"local", "dask", "spark"}, optional
+        Default: "dask" when an input is a Dask DataFrame, "spark" for a Spark DataFrame, else
+        "local". "local" streams batches in this process on every core (``workers`` threads);
+        "dask" profiles partitions on a Dask cluster: the one at ``scheduler``
+        ("tcp://host:8786"), or a LocalCluster on 127.0.0.1 when no address is given; "spark"
+        runs in a Spark session (``scheduler``: its master URL). Dask and Spark audit tables:
+        tensor inputs with either raise UsageError. An unknown name raises UsageError.
     progress : bool, optional
         Progress on stderr for scans longer than a second or two; default: only on a terminal.
     baselines : bool
