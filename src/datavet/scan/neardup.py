@@ -37,6 +37,7 @@ from datavet.scan.rounding import round_significant
 
 DIGITS = 6
 
+
 def near_lanes(arr: pa.Array, digits: int, cache: dict | None = None) -> list[np.ndarray]:
     """The two hash lanes of one column after normalisation. ``cache``: the batch's other
     computations over this column (``hashing.column_lanes``); text is normalised and hashed
