@@ -4,7 +4,12 @@ the interface. The statistics they fold are :mod:`datavet.scan`'s."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from datavet.errors import UsageError
+
+if TYPE_CHECKING:
+    from datavet.engines.base import Engine
 
 ENGINES = ("local", "dask", "spark")
 
@@ -16,9 +21,10 @@ def get_engine(
     workers: int | None = None,
     progress: bool | None = None,
     scheduler: str | None = None,
-):
+) -> Engine:
     """The engine called ``name`` (one of :data:`ENGINES`), or UsageError naming the choices.
     Dask and Spark are imported only when chosen."""
+    cls: type[Engine]
     if name == "local":
         from datavet.engines.local import LocalEngine as cls
     elif name == "dask":

@@ -137,16 +137,16 @@ class Engine:
     ) -> TableScan:
         """Every table pass the rules need, in order: the main pass, then the row-key pass and
         the near-duplicate pass when they are needed and the main pass did not do them."""
-        sources = {s: src for s, src in sources.items() if src is not None}
-        profiles, precomputed, near_guess = self.profile_tables(sources, plan, needs)
-        check_rows(sources, profiles)
+        present = {s: src for s, src in sources.items() if src is not None}
+        profiles, precomputed, near_guess = self.profile_tables(present, plan, needs)
+        check_rows(present, profiles)
         id_columns, time_column = key_columns(
             profiles["train"], plan.target, needs.group, needs.time
         )
         out = TableScan(plan, profiles, precomputed, id_columns, time_column)
         if needs.keyless:
-            out.row_keys, out.keyless = self._keyless(sources, profiles, plan, id_columns)
-        if needs.near and "test" in sources:
+            out.row_keys, out.keyless = self._keyless(present, profiles, plan, id_columns)
+        if needs.near and "test" in present:
             keys = {c for c in (needs.group, *id_columns) if c}
             out.near_columns = tuple(
                 c for c in plan.hash_columns if c not in keys and c != time_column
@@ -162,7 +162,7 @@ class Engine:
                 }
             else:
                 out.near = self._near_pass(
-                    sources, profiles, plan, out.near_columns, time_column, needs.near_digits
+                    present, profiles, plan, out.near_columns, time_column, needs.near_digits
                 )
         return out
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import replace
@@ -40,7 +40,7 @@ def default_workers() -> int:
 
 def ordered_map(
     function: Callable, tasks: Iterable[tuple], workers: int, *, in_flight: int, name: str
-) -> Iterator:
+) -> Generator:
     """``function(*task)`` for every task, on ``workers`` threads, yielded in task order, with
     at most ``in_flight`` tasks submitted and not yet yielded (memory stays bounded by that many
     batches). One worker: everything on this thread."""

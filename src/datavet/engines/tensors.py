@@ -176,11 +176,18 @@ def profile_tensors(
                 "length 0); nothing to audit",
             )
     layout = resolve_layout(info.sample_shape, info.dtype_name, train.channel_axis)
-    run = {"batch_rows": batch_rows, "map_blocks": map_blocks, "workers": workers}
     label = train.label if info.label_shape is not None else None
     plan = TensorPlan(layout, label, "decide", sample_budget(layout, sample_rows))
     profiles = {}
-    train_profile, mode = scan_split(train, plan, "train", max_samples=cap(train), **run)
+    train_profile, mode = scan_split(
+        train,
+        plan,
+        "train",
+        max_samples=cap(train),
+        batch_rows=batch_rows,
+        map_blocks=map_blocks,
+        workers=workers,
+    )
     profiles["train"] = train_profile
     if mode == "none":
         label = None
@@ -197,7 +204,15 @@ def profile_tensors(
         tplan = TensorPlan(
             tlayout, tlabel, "decide" if tlabel else "none", sample_budget(tlayout, sample_rows)
         )
-        profiles["test"], _ = scan_split(test, tplan, "test", max_samples=cap(test), **run)
+        profiles["test"], _ = scan_split(
+            test,
+            tplan,
+            "test",
+            max_samples=cap(test),
+            batch_rows=batch_rows,
+            map_blocks=map_blocks,
+            workers=workers,
+        )
         splits.append(("test", test, tlayout))
     notes = []
     columns = {}

@@ -121,8 +121,8 @@ def check_arguments(
         group=_column_arg(group, "group"),
         time=_column_arg(time, "time"),
         engine=engine,
-        batch_rows=_count_arg(batch_rows, "batch_rows"),
-        sample_rows=_count_arg(sample_rows, "sample_rows"),
+        batch_rows=_count(batch_rows, "batch_rows"),
+        sample_rows=_count(sample_rows, "sample_rows"),
         workers=_count_arg(workers, "workers", optional=True),
         max_samples=_count_arg(max_samples, "max_samples", optional=True),
         task=task,
@@ -148,6 +148,12 @@ def _column_arg(value, what: str):
     one = isinstance(value, (list, tuple)) and what == "target"
     hint = "; datavet audits one target column" if one else ""
     raise UsageError(f"{what} must be one column name (a str), not a {kind} {value!r:.80}{hint}")
+
+
+def _count(value, what: str) -> int:
+    count = _count_arg(value, what)
+    assert count is not None
+    return count
 
 
 def _count_arg(value, what: str, *, optional: bool = False) -> int | None:

@@ -4,6 +4,7 @@ row checks beside them, the task, the baselines and the notes on how the inputs 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from datavet.engines.base import Engine, TableNeeds, TableScan, key_columns
 from datavet.engines.plan import plan_tables
@@ -15,12 +16,15 @@ from datavet.pipeline.summary import input_notes, table_columns
 from datavet.scan import Profile, ScanPlan
 from datavet.tasks import detect_task
 
+if TYPE_CHECKING:
+    from datavet.baselines import Baselines
+
 
 @dataclass
 class Evidence:
     profiles: dict[str, Profile]
     plan: ScanPlan
-    target: str | None
+    target: Any  # str | None (mypy: an int target is a name once resolved)
     group: str | None
     time_column: str | None
     time_declared: bool
@@ -29,7 +33,7 @@ class Evidence:
     table: TableScan | None = None  # the table passes' results (None for tensors)
     task: str | None = None
     task_reason: str | None = None
-    baselines: object | None = None  # datavet.baselines.Baselines
+    baselines: Baselines | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -88,10 +92,9 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
             table,
         )
     evidence.notes = notes
-    if target is not None:
-        evidence.task, evidence.task_reason = detect_task(
-            evidence.profiles["train"].label, args.task
-        )
+    if target is not None:  # then train has label statistics
+        label = evidence.profiles["train"].label
+        evidence.task, evidence.task_reason = detect_task(label, args.task)  # type: ignore[arg-type]
     _task_needs_target(args.task, target)
     if warm is not None:
         warm.join()  # before anything here imports what it imports
@@ -110,7 +113,7 @@ def _baselines(evidence: Evidence) -> None:
     plan = evidence.plan
     keys = {c for c in (evidence.group, *evidence.id_columns) if c}
     features = [c for c in plan.hash_columns if c not in keys]
-    fitted = fit_baselines(evidence.profiles, evidence.target, evidence.task, features)
+    fitted = fit_baselines(evidence.profiles, evidence.target, evidence.task or "auto", features)
     left_out = [c for c in plan.hash_columns if c in keys]
     if left_out and fitted.skipped is None:
         fitted.notes.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 from datavet.errors import InputError, UsageError
 from datavet.pipeline.arguments import AuditArgs
@@ -17,8 +18,8 @@ AUTO_TARGETS = ("label", "target")
 class Inputs:
     """The opened splits and the columns named in them."""
 
-    train: TabularSource | TensorSource
-    test: TabularSource | TensorSource | None
+    train: Any  # TabularSource | TensorSource
+    test: Any  # TabularSource | TensorSource | None
     engine: str  # the engine the inputs call for (a Spark DataFrame: "spark")
     target: str | int | None  # as asked; tables resolve it in :func:`resolve_columns`
     budget: object | None = None
@@ -57,7 +58,11 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
             workers=default_workers() if args.workers is None else args.workers,
         )
     target = args.target
-    opts = {"target": target, "inputs": args.inputs, "channel_axis": args.channel_axis}
+    opts: dict[str, Any] = {
+        "target": target,
+        "inputs": args.inputs,
+        "channel_axis": args.channel_axis,
+    }
     if args.encoding is not None:
         opts["encoding"] = args.encoding
     if args.delimiter is not None:
@@ -69,7 +74,7 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
         and getattr(train_src, "label", None)
     ):
         # an (X, y) pair: y is the target, and a test pair's y takes the same name
-        target = opts["target"] = train_src.label
+        target = opts["target"] = getattr(train_src, "label", None)
     test_src = open_source(test, role="test", **opts) if test is not None else None
     for src in (train_src, test_src):
         if memory is not None and isinstance(src, TabularSource):
@@ -92,9 +97,7 @@ def resolve_columns(inputs: Inputs, args: AuditArgs) -> tuple:
     return target, note, group, time
 
 
-def resolve_column(
-    target: str | None, source: TabularSource, role: str = "target"
-) -> tuple[str | None, str | None]:
+def resolve_column(target: Any, source: Any, role: str = "target") -> tuple[str | None, str | None]:
     names = source.schema.names
     if isinstance(target, int):  # pd.DataFrame(array): integer column names, stored as text
         target = str(target)

@@ -3,6 +3,8 @@ tensor layout), the drift histograms, and the notes on how the inputs were read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.columns import column_kind
 from datavet.scan.tensors import tensor_summary
@@ -39,13 +41,13 @@ def _time_range(profile: Profile, column: str | None) -> dict | None:
     from datavet.auditors.time_order_leakage import _unit, _when
 
     stats = profile.columns.get(column) if column else None
-    if stats is None or stats.tmin is None:
+    if stats is None or stats.tmin is None or stats.tmax is None:
         return None
     unit = _unit(stats.dtype)
     return {"column": column, "min": _when(stats.tmin, unit), "max": _when(stats.tmax, unit)}
 
 
-def dataset_summary(profile: Profile, time_column: str | None = None) -> dict:
+def dataset_summary(profile: Profile, time_column: str | None = None) -> dict[str, Any]:
     columns = []
     for c in profile.columns.values():
         entry = {
@@ -64,7 +66,7 @@ def dataset_summary(profile: Profile, time_column: str | None = None) -> dict:
         if c.vector is not None:  # vector columns: figures over elements, rows apart
             entry.update(c.vector.summary(), nan_rows=c.missing, inf_rows=c.inf)
         columns.append(entry)
-    out = {
+    out: dict[str, Any] = {
         "source": profile.source,
         "format": profile.format,
         "rows": profile.rows,
