@@ -6,7 +6,7 @@
    (:mod:`datavet.pipeline.inputs`);
 2. the engine's passes over the data (:mod:`datavet.engines`: tables, tensors, near duplicates),
    the task and the baselines (:mod:`datavet.pipeline.evidence`);
-3. the rules (:func:`run_rules`);
+3. the rules (:func:`datavet.framework.run_rules`, one runner for every family);
 4. the Report, with the dataset summaries (:mod:`datavet.pipeline.summary`).
 """
 
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import functools
 import math
-import traceback
 import warnings
 from collections.abc import Mapping
 from time import perf_counter
 
-from datavet.auditors.base import AuditContext, Skip
+from datavet.auditors.base import AuditContext
 from datavet.config import apply_column_ignores
 from datavet.engines import get_engine
-from datavet.findings import Outcome, Severity, Status
+from datavet.findings import Severity
+from datavet.framework import run_rules
 from datavet.pipeline.arguments import AuditArgs, check_arguments
 from datavet.pipeline.evidence import Evidence, gather
 from datavet.pipeline.inputs import open_inputs
@@ -222,38 +222,6 @@ def _context(evidence: Evidence) -> AuditContext:
         keyless_rows=table.keyless if table else None,
         columns=evidence.columns,
     )
-
-
-# --- the rules: every selected rule runs once on the context ---------------------------------
-
-
-def run_rules(auditors, ctx: AuditContext) -> tuple[list, list[Outcome]]:
-    """Run every auditor on ``ctx``: (findings, one outcome per auditor)."""
-    findings, outcomes = [], []
-    for auditor in auditors:
-        try:
-            found = auditor.run(ctx)
-        except Skip as skip:
-            outcomes.append(Outcome(auditor.code, auditor.name, Status.SKIPPED, reason=str(skip)))
-            continue
-        except Exception as exc:  # one crashing rule never stops the others; exit code 2
-            outcomes.append(
-                Outcome(
-                    auditor.code,
-                    auditor.name,
-                    Status.CRASHED,
-                    reason=f"{type(exc).__name__}: {exc}",
-                    traceback=traceback.format_exc(),
-                )
-            )
-            continue
-        findings.extend(found)
-        status = Status.FAILED if found else Status.PASSED
-        outcomes.append(Outcome(auditor.code, auditor.name, status, n_findings=len(found)))
-    return findings, outcomes
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def _report(evidence: Evidence, findings, outcomes, args: AuditArgs, duration: float) -> Report:

@@ -8,10 +8,9 @@ import sys
 import threading
 import traceback
 
+from datavet.framework import needing
 from datavet.scan import Profile
 
-# rules that import scipy.stats
-SCIPY_RULES = ("L002", "L004", "S010", "S011", "B001", "B003", "B004")
 PREFETCH_SKLEARN = (
     "sklearn.compose",
     "sklearn.impute",
@@ -28,9 +27,9 @@ def prefetch(rules, baselines: bool) -> threading.Thread | None:
     kernels that release the GIL, so the import mostly costs no wall time. ``audit`` joins the
     thread before anything else imports them (no two threads import one package at once)."""
     names = []
-    if any(r.code in SCIPY_RULES for r in rules):
+    if needing(rules, "scipy"):
         names.append("scipy.stats")
-    if baselines and any(r.code.startswith("B") for r in rules):
+    if baselines and needing(rules, "baselines"):
         names += ["scipy.stats", *PREFETCH_SKLEARN, "threadpoolctl"]
     names = [n for n in dict.fromkeys(names) if n not in sys.modules]
     if not names:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from datavet.engines.base import Engine, TableNeeds, TableScan, key_columns
 from datavet.engines.plan import plan_tables
 from datavet.errors import UsageError
+from datavet.framework import needing, option_of
 from datavet.pipeline.arguments import AuditArgs
 from datavet.pipeline.baselines import fit_baselines, prefetch
 from datavet.pipeline.inputs import Inputs, resolve_columns
@@ -64,11 +65,9 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
             warm = prefetch(rules, args.baselines and target is not None)
         plan = plan_tables(inputs.train, inputs.test, target, args.sample_rows, group=group)
         needs = TableNeeds(
-            keyless=any(r.code in ("S001", "S002") for r in rules),
-            near=any(r.code in ("S007", "S008") for r in rules),
-            near_digits=next(
-                (int(a.options["digits"]) for a in args.auditors if a.code == "S007"), 6
-            ),
+            keyless=needing(rules, "row_keys"),
+            near=needing(rules, "near_hashes"),
+            near_digits=int(option_of(args.auditors, "near_hashes", "digits", 6)),
             group=group,
             time=time,
         )
@@ -99,7 +98,7 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
     if warm is not None:
         warm.join()  # before anything here imports what it imports
     # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
-    if target is not None and args.baselines and any(r.code.startswith("B") for r in rules):
+    if target is not None and args.baselines and needing(rules, "baselines"):
         _baselines(evidence)
     return evidence
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from datavet.rules import in_section
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.columns import column_kind
 from datavet.scan.tensors import tensor_summary
@@ -99,11 +100,11 @@ def table_columns(source: TabularSource, skip=frozenset()) -> tuple[tuple[str, s
 
 
 def drift_histograms(datasets: dict, profiles: dict, findings) -> None:
-    """Train and test histograms (shared bins) of the features S010 finds drifting, in their
-    column summaries, for the report's side-by-side charts."""
+    """Train and test histograms (shared bins) of the features a drift rule (section "drift")
+    finds drifting, in their column summaries, for the report's side-by-side charts."""
     from datavet.auditors.feature_drift import histograms
 
-    drifted = {c for f in findings if f.code == "S010" for c in f.columns}
+    drifted = {c for f in findings if in_section(f.code, "drift") for c in f.columns}
     for column in drifted:
         hist = histograms(profiles["train"], profiles["test"], column)
         if hist is None:
