@@ -15,13 +15,14 @@ from datavet._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from datavet.api import audit
-    from datavet.curves import CURVE_RULES, diagnose_curves
+    from datavet.api.curves import diagnose_curves
+    from datavet.api.probes import probe
     from datavet.errors import AuditFailed, DatavetError, InputError, UsageError
     from datavet.findings import Finding, Outcome, Severity
     from datavet.journal import Journal
-    from datavet.probes import PROBES, GradientMonitor, probe
+    from datavet.probes.monitor import GradientMonitor
     from datavet.report import Report
-    from datavet.rules import RULES
+    from datavet.rules import CURVE_RULES, PROBES, RULES
 
 # ``datavet.preflight`` is both a submodule and the function it defines: imported here, so the
 # package attribute is the function whichever of them is imported first (as before)
@@ -30,8 +31,8 @@ from datavet.preflight import preflight  # noqa: E402 - cheap: no NumPy, no pand
 # public name -> the module that defines it (imported on first access)
 _LAZY = {
     "audit": "datavet.api",
-    "CURVE_RULES": "datavet.curves",
-    "diagnose_curves": "datavet.curves",
+    "CURVE_RULES": "datavet.rules",
+    "diagnose_curves": "datavet.api.curves",
     "AuditFailed": "datavet.errors",
     "DatavetError": "datavet.errors",
     "InputError": "datavet.errors",
@@ -40,9 +41,9 @@ _LAZY = {
     "Outcome": "datavet.findings",
     "Severity": "datavet.findings",
     "Journal": "datavet.journal",
-    "PROBES": "datavet.probes",
-    "GradientMonitor": "datavet.probes",
-    "probe": "datavet.probes",
+    "PROBES": "datavet.rules",
+    "GradientMonitor": "datavet.probes.monitor",
+    "probe": "datavet.api.probes",
     "Report": "datavet.report",
     "RULES": "datavet.rules",
 }

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from datavet._lazy import pandas as pd
-from datavet.scan.columns import as_float, as_text, column_kind, dense, temporal_ints
+from datavet.scan.values import as_float, as_text, column_kind, dense, temporal_ints
 
 _U = np.uint64
 _SEEDS = (_U(0x243F6A8885A308D3), _U(0x13198A2E03707344))
