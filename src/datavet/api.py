@@ -599,10 +599,13 @@ def audit(
             "near_digits": digits,
             "time_column": time_column,
         }:  # the scan computed them: the guess made before it holds
-            near = {
-                split: NearRows.of(p.hashes, p.older if split == "test" else 0, p.older_rows)
-                for split, p in profiles.items()
-            }
+            test_p = profiles["test"]
+            near = {"test": NearRows.of(test_p.hashes, test_p.older, test_p.older_rows)}
+            # a train split spilled to disk keeps only the rows that can match a test row
+            train_p = profiles["train"]
+            near["train"] = NearRows.of(
+                train_p.hashes, 0, train_p.older_rows, against=near["test"].near[:, 0]
+            )
         else:
             near = _near_pass(
                 {"train": train_src, "test": test_src},

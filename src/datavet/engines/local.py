@@ -19,8 +19,14 @@ import numpy as np
 
 from datavet.engines.progress import Progress
 from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
+from datavet.scan.hashing import HashSpill
 from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
+
+# A split with more rows than this has its row hashes written to disk during the scan, in hash
+# partitions (scan/hashing.py HashSpill), and the row checks read them a few partitions at a
+# time: memory stops growing with the rows. Below it they stay in memory (no files at all).
+SPILL_ROWS = 500_000
 
 
 def default_workers() -> int:
@@ -158,13 +164,28 @@ class _HashStore:
 def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
     profile = Profile(split=split)
     rows = _exact_rows(source)
-    store = _HashStore(rows) if rows is not None and plan.sample_cut is not None else None
+    spill = HashSpill() if rows is not None and rows > SPILL_ROWS else None
+    store = None
+    if spill is None and rows is not None and plan.sample_cut is not None:
+        store = _HashStore(rows)
 
     def fold(profile: Profile, part: Profile) -> Profile:
-        if store is not None:
+        nonlocal spill
+        if spill is not None:
+            for chunk in part.hashes.chunks:
+                spill.add(*chunk)
+            part.hashes = RowHashes()
+        elif store is not None:
             store.take(part)
         meter.update(part.rows)
-        return profile.merge(part)
+        profile = profile.merge(part)
+        if spill is None and store is None and profile.rows > SPILL_ROWS:
+            # more rows than the source could say up front (a CSV): spill from here on
+            spill = HashSpill()
+            for chunk in sorted(profile.hashes.chunks, key=lambda c: c[0]):
+                spill.add(*chunk)
+            profile.hashes = RowHashes()
+        return profile
 
     if workers == 1:
         for offset, batch in source.batches(batch_rows):
@@ -182,7 +203,12 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
             finally:
                 for fut in pending:
                     fut.cancel()
-    if store is not None:
+    if spill is not None:
+        if rows is not None and profile.rows != rows:
+            raise _Overflow
+        spill.close()
+        profile.hashes = RowHashes(spill=spill)
+    elif store is not None:
         if profile.rows != rows:
             raise _Overflow
         profile.hashes = store.hashes()

@@ -10,6 +10,10 @@ Two independent 64-bit lanes make 128 bits: with 64 bits a billion rows would ex
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -327,6 +331,9 @@ class RowHashes:
 
     chunks: list[tuple] = field(default_factory=list)
     # (first row, (n, 2) rows, labels, (n, 2) shared or None, (n, 2) near or None)
+    # When set, the hashes were spilled to disk while scanning (``chunks`` is then empty):
+    # the row checks read them one hash partition at a time (``rowchecks.spilled_checks``).
+    spill: HashSpill | None = None
 
     @classmethod
     def of(
@@ -340,12 +347,22 @@ class RowHashes:
         return cls([(offset, rows, labels, shared, near)])
 
     def merge(self, other: RowHashes) -> RowHashes:
+        if self.spill is not None or other.spill is not None:
+            self.unspill()
+            other.unspill()
         return RowHashes(sorted(self.chunks + other.chunks, key=lambda c: c[0]))
+
+    def unspill(self) -> None:
+        """Read spilled hashes back into memory (one chunk), for a caller that needs them all."""
+        if self.spill is not None:
+            self.chunks, self.spill = self.spill.load(), None
 
     def consolidate(self) -> None:
         """Concatenate the chunks into one, in place, freeing each chunk's arrays as soon as
         they are copied (so the peak is one extra copy of one field, not of everything).
         Chunks that do not cover consecutive rows are left as they are."""
+        if self.spill is not None:
+            return
         chunks = self.chunks
         if len(chunks) <= 1 or any(a[0] + len(a[1]) != b[0] for a, b in zip(chunks, chunks[1:])):
             return
@@ -372,6 +389,7 @@ class RowHashes:
         """(row positions, (n, 2) feature hashes, label hashes), in row order.
 
         ``shared``: hashes over the features both splits have (for comparing splits)."""
+        self.unspill()
         if not self.chunks:
             return np.zeros(0, np.int64), np.zeros((0, 2), _U), np.zeros(0, _U)
         pick = (lambda c: c[3] if c[3] is not None else c[1]) if shared else (lambda c: c[1])
@@ -384,6 +402,8 @@ class RowHashes:
 
     def near(self) -> np.ndarray | None:
         """The (n, 2) near-duplicate hashes in row order, or None when they were not computed."""
+        if self.spill is not None:
+            return self.spill.near_rows()
         if not self.chunks or any(c[4] is None for c in self.chunks):
             return None
         if len(self.chunks) == 1:
@@ -393,3 +413,126 @@ class RowHashes:
     @property
     def nbytes(self) -> int:
         return sum(sum(a.nbytes for a in c[1:] if a is not None) for c in self.chunks)
+
+
+SPILL_BITS = 8  # hash partitions on disk: 256 per split, grouped into larger ones when read
+
+
+class HashSpill:
+    """A split's row hashes written to disk during the scan, radix-partitioned by the top
+    ``SPILL_BITS`` bits of the hash over the shared features (the hash S001 compares splits on),
+    so a row, its duplicates and its copy in the other split land in the same partition.
+
+    Per partition one file of fixed-width records (row position, feature hash, label hash,
+    shared hash), appended batch by batch in row order: a partition read back is in row order.
+    The near-duplicate hashes (S007), when the scan computed them, go to one more file in row
+    order beside the exact shared hashes, to be read in slices. Memory: one batch's records;
+    the files are deleted with this object (or at exit)."""
+
+    def __init__(self, directory: str | None = None):
+        self.dir = tempfile.mkdtemp(prefix="datavet-hashes-", dir=directory)
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
+        self.counts = np.zeros(1 << SPILL_BITS, np.int64)
+        self.rows = 0
+        self.has_shared: bool | None = None
+        self.near_width: int | None = None
+        self._files: dict[int, object] = {}
+        self._near = None
+
+    def _dtype(self) -> np.dtype:
+        return np.dtype((_U, 6 if self.has_shared else 4))
+
+    def add(self, offset: int, rows, labels, shared=None, near=None) -> None:
+        """Append one batch's hashes (``offset``: its first row; batches come in row order)."""
+        n = len(rows)
+        if offset != self.rows:
+            raise ValueError(f"spilled hashes out of order: batch at {offset}, {self.rows} held")
+        if self.has_shared is None:
+            self.has_shared = shared is not None
+            self.near_width = None if near is None else near.shape[1]
+        rec = np.empty((n, 6 if self.has_shared else 4), _U)
+        rec[:, 0] = np.arange(offset, offset + n, dtype=np.int64).view(_U)
+        rec[:, 1:3] = rows
+        rec[:, 3] = labels
+        if self.has_shared:
+            rec[:, 4:6] = rows if shared is None else shared
+        key = (rec[:, 4] if self.has_shared else rec[:, 1]) >> _U(64 - SPILL_BITS)
+        key = key.astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        counts = np.bincount(key, minlength=1 << SPILL_BITS)
+        rec = rec[order]
+        start = 0
+        for b in np.flatnonzero(counts):
+            f = self._files.get(b)
+            if f is None:
+                f = self._files[b] = open(os.path.join(self.dir, f"p{b:03d}"), "ab")  # noqa: SIM115
+            f.write(rec[start : start + counts[b]].tobytes())
+            start += counts[b]
+        self.counts += counts
+        if self.near_width is not None:
+            if self._near is None:
+                self._near = open(os.path.join(self.dir, "near"), "ab")  # noqa: SIM115
+            exact = rows if shared is None else shared
+            self._near.write(np.hstack([near, exact]).astype(_U, copy=False).tobytes())
+        self.rows += n
+
+    def close(self) -> None:
+        """Flush the files (after the last batch)."""
+        for f in self._files.values():
+            f.close()
+        self._files = {}
+        if self._near is not None:
+            self._near.close()
+            self._near = None
+
+    def partition(self, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+        """(positions, (n, 2) feature hashes, label hashes, (n, 2) shared hashes) of partitions
+        ``lo`` to ``hi - 1``, in row order."""
+        self.close()
+        parts = []
+        for b in range(lo, hi):
+            if self.counts[b]:
+                path = os.path.join(self.dir, f"p{b:03d}")
+                parts.append(np.fromfile(path, dtype=_U).reshape(-1, self._dtype().shape[0]))
+        width = self._dtype().shape[0]
+        rec = np.concatenate(parts) if parts else np.zeros((0, width), _U)
+        if len(parts) > 1:  # partitions are each in row order; together they are not
+            rec = rec[np.argsort(rec[:, 0], kind="stable")]
+        pos = rec[:, 0].view(np.int64).copy()
+        rows = np.ascontiguousarray(rec[:, 1:3])
+        labels = rec[:, 3].copy()
+        shared = np.ascontiguousarray(rec[:, 4:6]) if self.has_shared else rows
+        return pos, rows, labels, shared
+
+    def near_slices(self, step: int = 1 << 20):
+        """(first row, (n, w) near hashes, (n, 2) exact shared hashes) in slices of ``step``
+        rows, in row order."""
+        self.close()
+        if self.near_width is None:
+            return
+        width = self.near_width + 2
+        path = os.path.join(self.dir, "near")
+        for start in range(0, self.rows, step):
+            n = min(step, self.rows - start)
+            block = np.fromfile(path, dtype=_U, count=n * width, offset=start * width * 8)
+            block = block.reshape(n, width)
+            yield start, np.ascontiguousarray(block[:, :-2]), np.ascontiguousarray(block[:, -2:])
+
+    def near_rows(self) -> np.ndarray | None:
+        if self.near_width is None:
+            return None
+        parts = [near for _, near, _ in self.near_slices()]
+        return np.concatenate(parts) if parts else np.zeros((0, self.near_width), _U)
+
+    def load(self) -> list[tuple]:
+        """Every hash back in memory, as one ``RowHashes`` chunk."""
+        if not self.rows:
+            return []
+        pos, rows, labels, shared = self.partition(0, 1 << SPILL_BITS)
+        del pos
+        near = self.near_rows()
+        return [(0, rows, labels, shared if self.has_shared else None, near)]
+
+    @property
+    def nbytes(self) -> int:  # in memory: none of the hashes
+        return 0

@@ -208,9 +208,35 @@ class NearRows:
             self.near, self.detail = unpack(self.near)
 
     @classmethod
-    def of(cls, hashes: RowHashes, older: int = 0, time_examples=()) -> NearRows:
+    def of(cls, hashes: RowHashes, older: int = 0, time_examples=(), against=None) -> NearRows:
         """From a scan that computed the near hashes itself (no second pass): the exact hashes
-        are the scan's hashes over the shared features, S001's."""
+        are the scan's hashes over the shared features, S001's.
+
+        ``against``: the other split's near hashes (first lane), when only rows that can match
+        one of them are wanted (a spilled train split is read back slice by slice and keeps
+        just those rows: the first equal of a test row's near hash is among them, and so is
+        any exact copy, whose near hash is equal too)."""
+        if hashes.spill is not None:
+            import pandas as pd
+
+            keep_pos, keep_near, keep_exact = [], [], []
+            for start, near, exact in hashes.spill.near_slices():
+                pos = np.arange(start, start + len(near), dtype=np.int64)
+                if against is not None:
+                    keep = np.flatnonzero(pd.Series(near[:, 0]).isin(against).to_numpy())
+                    pos, near, exact = pos[keep], near[keep], exact[keep]
+                keep_pos.append(pos)
+                keep_near.append(near)
+                keep_exact.append(exact)
+            if not keep_pos:
+                raise ValueError("the scan did not compute near-duplicate hashes")
+            return cls(
+                np.concatenate(keep_pos),
+                np.concatenate(keep_near),
+                np.concatenate(keep_exact),
+                older,
+                tuple(time_examples)[:5],
+            )
         hashes.consolidate()
         pos, exact, _ = hashes.arrays(shared=True)
         near = hashes.near()
