@@ -32,7 +32,7 @@ from datavet.scan.idlike import (
     looks_like_key_name,
     row_key_columns,
 )
-from datavet.scan.neardup import NearRows, near_pass
+from datavet.scan.neardup import near_pair, near_pass
 from datavet.scan.rowchecks import keyless_rows, row_checks
 from datavet.scan.tensors import profile_tensors, tensor_summary
 from datavet.sources import DEFAULT_BATCH_ROWS, TabularSource, TensorSource, open_source
@@ -599,13 +599,7 @@ def audit(
             "near_digits": digits,
             "time_column": time_column,
         }:  # the scan computed them: the guess made before it holds
-            test_p = profiles["test"]
-            near = {"test": NearRows.of(test_p.hashes, test_p.older, test_p.older_rows)}
-            # a train split spilled to disk keeps only the rows that can match a test row
-            train_p = profiles["train"]
-            near["train"] = NearRows.of(
-                train_p.hashes, 0, train_p.older_rows, against=near["test"].near[:, 0]
-            )
+            near = near_pair(profiles["train"], profiles["test"])
         else:
             near = _near_pass(
                 {"train": train_src, "test": test_src},

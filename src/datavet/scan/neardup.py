@@ -208,7 +208,9 @@ class NearRows:
             self.near, self.detail = unpack(self.near)
 
     @classmethod
-    def of(cls, hashes: RowHashes, older: int = 0, time_examples=(), against=None) -> NearRows:
+    def of(
+        cls, hashes: RowHashes, older: int = 0, time_examples=(), against=None, keep=None
+    ) -> NearRows:
         """From a scan that computed the near hashes itself (no second pass): the exact hashes
         are the scan's hashes over the shared features, S001's.
 
@@ -222,9 +224,14 @@ class NearRows:
             keep_pos, keep_near, keep_exact = [], [], []
             for start, near, exact in hashes.spill.near_slices():
                 pos = np.arange(start, start + len(near), dtype=np.int64)
+                mask = None
                 if against is not None:
-                    keep = np.flatnonzero(pd.Series(near[:, 0]).isin(against).to_numpy())
-                    pos, near, exact = pos[keep], near[keep], exact[keep]
+                    mask = pd.Series(near[:, 0]).isin(against).to_numpy()
+                if keep is not None:
+                    mask = keep(near[:, 0]) if mask is None else mask & keep(near[:, 0])
+                if mask is not None:
+                    idx = np.flatnonzero(mask)
+                    pos, near, exact = pos[idx], near[idx], exact[idx]
                 keep_pos.append(pos)
                 keep_near.append(near)
                 keep_exact.append(exact)
@@ -243,6 +250,36 @@ class NearRows:
         if near is None:
             raise ValueError("the scan did not compute near-duplicate hashes")
         return cls(pos, near, exact, older, tuple(time_examples)[:5])
+
+
+def near_pair(train, test) -> dict[str, NearRows]:
+    """Both splits' ``NearRows`` from the scan's hashes (profiles ``train`` and ``test``).
+
+    When a split's hashes were spilled to disk, only rows that can take part in a near match
+    are read back: test rows whose near hash may occur in train (a bitmap of the train near
+    hashes' top bits, built in one streaming read), then train rows whose near hash occurs in
+    those test rows. S007 finds the same rows: a match's first equal, and any exact copy
+    (equal near hash too), are among the rows kept."""
+    th, xh = train.hashes, test.hashes
+    if th.spill is None and xh.spill is None:
+        return {
+            "train": NearRows.of(th, 0, train.older_rows),
+            "test": NearRows.of(xh, test.older, test.older_rows),
+        }
+    keep = None
+    if th.spill is not None:
+        bits = int(min(27, max(20, np.ceil(np.log2(max(th.spill.rows, 1) * 16)))))  # <= 128 MB
+        shift = np.uint64(64 - bits)
+        seen = np.zeros(1 << bits, bool)
+        for _, near, _ in th.spill.near_slices():
+            seen[(near[:, 0] >> shift).astype(np.int64)] = True
+
+        def keep(lane):
+            return seen[(lane >> shift).astype(np.int64)]
+
+    out = {"test": NearRows.of(xh, test.older, test.older_rows, keep=keep)}
+    out["train"] = NearRows.of(th, 0, train.older_rows, against=out["test"].near[:, 0])
+    return out
 
 
 def near_pass(
