@@ -504,7 +504,7 @@ class HashSpill:
         shared = np.ascontiguousarray(rec[:, 4:6]) if self.has_shared else rows
         return pos, rows, labels, shared
 
-    def near_slices(self, step: int = 1 << 20):
+    def near_slices(self, step: int = 1 << 18):
         """(first row, (n, w) near hashes, (n, 2) exact shared hashes) in slices of ``step``
         rows, in row order."""
         self.close()

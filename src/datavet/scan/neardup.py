@@ -252,6 +252,9 @@ class NearRows:
         return cls(pos, near, exact, older, tuple(time_examples)[:5])
 
 
+_BIT = np.array([1 << k for k in range(8)], np.uint8)
+
+
 def near_pair(train, test) -> dict[str, NearRows]:
     """Both splits' ``NearRows`` from the scan's hashes (profiles ``train`` and ``test``).
 
@@ -268,14 +271,17 @@ def near_pair(train, test) -> dict[str, NearRows]:
         }
     keep = None
     if th.spill is not None:
-        bits = int(min(27, max(20, np.ceil(np.log2(max(th.spill.rows, 1) * 16)))))  # <= 128 MB
+        # a bitmap of 16 bits per train row, at most 2**30 bits (128 MB)
+        bits = int(min(30, max(16, np.ceil(np.log2(max(th.spill.rows, 1) * 16)))))
         shift = np.uint64(64 - bits)
-        seen = np.zeros(1 << bits, bool)
+        seen = np.zeros(1 << (bits - 3), np.uint8)
         for _, near, _ in th.spill.near_slices():
-            seen[(near[:, 0] >> shift).astype(np.int64)] = True
+            at = near[:, 0] >> shift
+            np.bitwise_or.at(seen, (at >> np.uint64(3)).astype(np.int64), _BIT[at & np.uint64(7)])
 
         def keep(lane):
-            return seen[(lane >> shift).astype(np.int64)]
+            at = lane >> shift
+            return (seen[(at >> np.uint64(3)).astype(np.int64)] & _BIT[at & np.uint64(7)]) != 0
 
     out = {"test": NearRows.of(xh, test.older, test.older_rows, keep=keep)}
     out["train"] = NearRows.of(th, 0, train.older_rows, against=out["test"].near[:, 0])

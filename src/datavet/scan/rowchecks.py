@@ -45,9 +45,12 @@ class SplitRows:
         order = np.argsort(key, kind="stable")
         bounds = np.searchsorted(key[order], np.arange((1 << bits) + 1))
         out = []
+        same = self.shared is self.rows  # one array: pickled (shipped) once per bucket
         for b in range(1 << bits):
             idx = order[bounds[b] : bounds[b + 1]]
-            out.append(SplitRows(self.pos[idx], self.rows[idx], self.labels[idx], self.shared[idx]))
+            rows = self.rows[idx]
+            shared = rows if same else self.shared[idx]
+            out.append(SplitRows(self.pos[idx], rows, self.labels[idx], shared))
         return out
 
     def __len__(self) -> int:
