@@ -110,8 +110,9 @@ def test_hash_spill_reads_back_what_was_written():
     chunks = []
     for offset in range(0, 1000, 250):
         rows, labels, near = _hashes(250, rng, width=3)
-        spill.add(offset, rows, labels, None, near)
         chunks.append((offset, rows, labels, None, near))
+    for chunk in chunks[::-1]:  # batches may arrive in any order (worker threads)
+        spill.add(*chunk)
     kept = RowHashes(list(chunks))
     kept.consolidate()
     (_, rows, labels, _, near) = kept.chunks[0]
@@ -120,8 +121,9 @@ def test_hash_spill_reads_back_what_was_written():
     assert np.array_equal(pos, np.arange(1000))
     assert np.array_equal(b_rows, rows) and np.array_equal(b_labels, labels)
     assert np.array_equal(back.near(), near)
-    with pytest.raises(ValueError, match="out of order"):
-        spill.add(5, *_hashes(10, rng)[:2])
+    with pytest.raises(ValueError, match="does not fit"):
+        rows, labels, near = _hashes(10, rng, width=3)
+        spill.add(250, rows, labels, None, near)  # that batch is there already
 
 
 def test_partitioned_row_checks_equal_checks_over_everything():

@@ -169,10 +169,19 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
     if spill is None and rows is not None and plan.sample_cut is not None:
         store = _HashStore(rows)
 
+    def profile_batch(batch, offset: int) -> Profile:
+        """One batch's Profile; its hashes written out here, in the worker, when spilling."""
+        part = Profile.of_batch(batch, offset, plan, split)
+        if spill is not None:
+            for chunk in part.hashes.chunks:
+                spill.add(*chunk)
+            part.hashes = RowHashes()
+        return part
+
     def fold(profile: Profile, part: Profile) -> Profile:
         nonlocal spill
         if spill is not None:
-            for chunk in part.hashes.chunks:
+            for chunk in part.hashes.chunks:  # computed before the spill began
                 spill.add(*chunk)
             part.hashes = RowHashes()
         elif store is not None:
@@ -182,20 +191,20 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
         if spill is None and store is None and profile.rows > SPILL_ROWS:
             # more rows than the source could say up front (a CSV): spill from here on
             spill = HashSpill()
-            for chunk in sorted(profile.hashes.chunks, key=lambda c: c[0]):
+            for chunk in profile.hashes.chunks:
                 spill.add(*chunk)
             profile.hashes = RowHashes()
         return profile
 
     if workers == 1:
         for offset, batch in source.batches(batch_rows):
-            profile = fold(profile, Profile.of_batch(batch, offset, plan, split))
+            profile = fold(profile, profile_batch(batch, offset))
     else:
         pending: deque = deque()
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-scan") as pool:
             try:
                 for offset, batch in source.batches(batch_rows):
-                    pending.append(pool.submit(Profile.of_batch, batch, offset, plan, split))
+                    pending.append(pool.submit(profile_batch, batch, offset))
                     while len(pending) >= 2 * workers:
                         profile = fold(profile, pending.popleft().result())
                 while pending:
@@ -206,7 +215,6 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
     if spill is not None:
         if rows is not None and profile.rows != rows:
             raise _Overflow
-        spill.close()
         profile.hashes = RowHashes(spill=spill)
     elif store is not None:
         if profile.rows != rows:

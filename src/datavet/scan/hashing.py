@@ -423,80 +423,92 @@ class HashSpill:
     ``SPILL_BITS`` bits of the hash over the shared features (the hash S001 compares splits on),
     so a row, its duplicates and its copy in the other split land in the same partition.
 
-    Per partition one file of fixed-width records (row position, feature hash, label hash,
-    shared hash), appended batch by batch in row order: a partition read back is in row order.
-    The near-duplicate hashes (S007), when the scan computed them, go to one more file in row
-    order beside the exact shared hashes, to be read in slices. Memory: one batch's records;
-    the files are deleted with this object (or at exit)."""
+    One file of fixed-width records (row position, feature hash, label hash, shared hash): each
+    batch's records are sorted by partition (stably: row order within a partition) and written
+    at the batch's own place (its first row x the record width), so batches may arrive in any
+    order and from any thread; a small index keeps where each batch's partitions start. The
+    near-duplicate hashes (S007), when the scan computed them, go to a second file in row
+    order, beside the exact shared hashes, to be read in slices. Memory: one batch's records
+    and the index (``2**SPILL_BITS`` counts a batch); the files are deleted with this object."""
 
     def __init__(self, directory: str | None = None):
+        import threading
+
         self.dir = tempfile.mkdtemp(prefix="datavet-hashes-", dir=directory)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
         self.counts = np.zeros(1 << SPILL_BITS, np.int64)
         self.rows = 0
         self.has_shared: bool | None = None
         self.near_width: int | None = None
-        self._files: dict[int, object] = {}
-        self._near = None
+        self._index: dict[int, np.ndarray] = {}  # first row of a batch -> partition starts
+        self._lock = threading.Lock()
+        self._fd = os.open(os.path.join(self.dir, "rows"), os.O_RDWR | os.O_CREAT, 0o600)
+        self._near_fd: int | None = None
+        weakref.finalize(self, os.close, self._fd)
 
-    def _dtype(self) -> np.dtype:
-        return np.dtype((_U, 6 if self.has_shared else 4))
+    @property
+    def width(self) -> int:
+        return 6 if self.has_shared else 4
 
     def add(self, offset: int, rows, labels, shared=None, near=None) -> None:
-        """Append one batch's hashes (``offset``: its first row; batches come in row order)."""
+        """Write one batch's hashes (``offset``: its first row). Thread-safe."""
         n = len(rows)
-        if offset != self.rows:
-            raise ValueError(f"spilled hashes out of order: batch at {offset}, {self.rows} held")
-        if self.has_shared is None:
-            self.has_shared = shared is not None
-            self.near_width = None if near is None else near.shape[1]
-        rec = np.empty((n, 6 if self.has_shared else 4), _U)
+        with self._lock:
+            if self.has_shared is None:
+                self.has_shared = shared is not None
+                self.near_width = None if near is None else near.shape[1]
+                if near is not None:
+                    path = os.path.join(self.dir, "near")
+                    self._near_fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                    weakref.finalize(self, os.close, self._near_fd)
+            if (shared is not None) != self.has_shared and not (
+                shared is not None and np.array_equal(shared, rows)
+            ):
+                raise ValueError("spilled hashes: a batch with and one without shared hashes")
+            if (near is None) != (self.near_width is None) or offset in self._index:
+                raise ValueError(f"spilled hashes: batch at row {offset} does not fit")
+            self._index[offset] = np.zeros(0, np.int64)  # claimed
+        rec = np.empty((n, self.width), _U)
         rec[:, 0] = np.arange(offset, offset + n, dtype=np.int64).view(_U)
         rec[:, 1:3] = rows
         rec[:, 3] = labels
         if self.has_shared:
             rec[:, 4:6] = rows if shared is None else shared
-        key = (rec[:, 4] if self.has_shared else rec[:, 1]) >> _U(64 - SPILL_BITS)
-        key = key.astype(np.int64)
-        order = np.argsort(key, kind="stable")
+        key = ((rec[:, 4] if self.has_shared else rec[:, 1]) >> _U(64 - SPILL_BITS)).astype(
+            np.int64
+        )
         counts = np.bincount(key, minlength=1 << SPILL_BITS)
-        rec = rec[order]
-        start = 0
-        for b in np.flatnonzero(counts):
-            f = self._files.get(b)
-            if f is None:
-                f = self._files[b] = open(os.path.join(self.dir, f"p{b:03d}"), "ab")  # noqa: SIM115
-            f.write(rec[start : start + counts[b]].tobytes())
-            start += counts[b]
-        self.counts += counts
+        rec = rec[np.argsort(key, kind="stable")]
+        os.pwrite(self._fd, memoryview(rec).cast("B"), offset * self.width * 8)
         if self.near_width is not None:
-            if self._near is None:
-                self._near = open(os.path.join(self.dir, "near"), "ab")  # noqa: SIM115
             exact = rows if shared is None else shared
-            self._near.write(np.hstack([near, exact]).astype(_U, copy=False).tobytes())
-        self.rows += n
+            block = np.ascontiguousarray(np.hstack([near, exact]), dtype=_U)
+            os.pwrite(self._near_fd, memoryview(block).cast("B"), offset * block.shape[1] * 8)
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        with self._lock:
+            self._index[offset] = starts
+            self.counts += counts
+            self.rows += n
 
     def close(self) -> None:
-        """Flush the files (after the last batch)."""
-        for f in self._files.values():
-            f.close()
-        self._files = {}
-        if self._near is not None:
-            self._near.close()
-            self._near = None
+        """Nothing to flush (every write went straight to the file); kept for callers."""
 
     def partition(self, lo: int, hi: int) -> tuple[np.ndarray, ...]:
         """(positions, (n, 2) feature hashes, label hashes, (n, 2) shared hashes) of partitions
-        ``lo`` to ``hi - 1``, in row order."""
-        self.close()
+        ``lo`` to ``hi - 1``, in row order (batches in row order, each batch's rows of a
+        partition in row order, partitions of a batch one after another: sorted by position
+        when the range spans several partitions)."""
+        w = self.width
         parts = []
-        for b in range(lo, hi):
-            if self.counts[b]:
-                path = os.path.join(self.dir, f"p{b:03d}")
-                parts.append(np.fromfile(path, dtype=_U).reshape(-1, self._dtype().shape[0]))
-        width = self._dtype().shape[0]
-        rec = np.concatenate(parts) if parts else np.zeros((0, width), _U)
-        if len(parts) > 1:  # partitions are each in row order; together they are not
+        for offset in sorted(self._index):
+            starts = self._index[offset]
+            a, b = int(starts[lo]), int(starts[hi])
+            if b > a:
+                data = os.pread(self._fd, (b - a) * w * 8, (offset + a) * w * 8)
+                parts.append(np.frombuffer(data, dtype=_U).reshape(-1, w))
+        rec = np.concatenate(parts) if parts else np.zeros((0, w), _U)
+        del parts
+        if hi - lo > 1 and len(rec):
             rec = rec[np.argsort(rec[:, 0], kind="stable")]
         pos = rec[:, 0].view(np.int64).copy()
         rows = np.ascontiguousarray(rec[:, 1:3])
@@ -507,15 +519,13 @@ class HashSpill:
     def near_slices(self, step: int = 1 << 18):
         """(first row, (n, w) near hashes, (n, 2) exact shared hashes) in slices of ``step``
         rows, in row order."""
-        self.close()
         if self.near_width is None:
             return
         width = self.near_width + 2
-        path = os.path.join(self.dir, "near")
         for start in range(0, self.rows, step):
             n = min(step, self.rows - start)
-            block = np.fromfile(path, dtype=_U, count=n * width, offset=start * width * 8)
-            block = block.reshape(n, width)
+            data = os.pread(self._near_fd, n * width * 8, start * width * 8)
+            block = np.frombuffer(data, dtype=_U).reshape(n, width)
             yield start, np.ascontiguousarray(block[:, :-2]), np.ascontiguousarray(block[:, -2:])
 
     def near_rows(self) -> np.ndarray | None:
