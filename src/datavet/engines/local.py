@@ -119,10 +119,31 @@ def prescan_columns(
     if batches is None:
         return None
     stats: dict[str, ColumnStats] = {}
-    for offset, batch in batches:
-        for name, arr in zip(batch.schema.names, batch.columns):
-            part = ColumnStats.of(name, arr, offset)
-            stats[name] = stats[name].merge(part) if name in stats else part
+
+    def of(offset, batch):
+        return [ColumnStats.of(n, a, offset) for n, a in zip(batch.schema.names, batch.columns)]
+
+    def fold(parts):
+        for part in parts:
+            stats[part.name] = stats[part.name].merge(part) if part.name in stats else part
+
+    workers = default_workers()
+    if workers == 1:
+        for offset, batch in batches:
+            fold(of(offset, batch))
+        return stats
+    pending: deque = deque()  # batches profiled on every core, merged in row order
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-prescan") as pool:
+        try:
+            for offset, batch in batches:
+                pending.append(pool.submit(of, offset, batch))
+                while len(pending) >= 2 * workers:
+                    fold(pending.popleft().result())
+            while pending:
+                fold(pending.popleft().result())
+        finally:
+            for fut in pending:
+                fut.cancel()
     return stats
 
 
