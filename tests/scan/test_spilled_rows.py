@@ -97,6 +97,30 @@ def test_spilled_csv_audit_matches_in_memory(files, monkeypatch):
     assert spilled and spilled == in_memory
 
 
+def test_spilled_audit_with_a_row_key_matches_in_memory(tmp_path, monkeypatch):
+    """With an ID column, S001/S002 are checked again without it (rows copied under a fresh
+    key): the spilled hashes are not read back into memory for that, and the findings agree."""
+    train, test = _tables(1500, 800, seed=2)
+    train = train.append_column("order_id", pa.array(np.arange(1500) + 10_000))
+    test = test.append_column("order_id", pa.array(np.arange(800) + 90_000))
+    paths = []
+    for split, table in (("train", train), ("test", test)):
+        pq.write_table(table, tmp_path / f"{split}.parquet", row_group_size=300)
+        paths.append(tmp_path / f"{split}.parquet")
+    in_memory = _audit(*paths, monkeypatch, 10**9)
+    unspill = RowHashes.unspill
+
+    def never(self):
+        assert self.spill is None, "spilled hashes read back into memory"
+        unspill(self)
+
+    monkeypatch.setattr(RowHashes, "unspill", never)
+    spilled = _audit(*paths, monkeypatch, 100, 250)
+    assert [s.rows for s in SPILLS] == [1500, 800]
+    assert _findings(spilled) == _findings(in_memory)
+    assert any(f[0] == "S001" and "order_id" in f[4] for f in _findings(in_memory))
+
+
 def _hashes(n, rng, width=None):
     rows = rng.integers(0, 50, (n, 2)).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     labels = rng.integers(0, 2, n).astype(np.uint64)

@@ -322,7 +322,10 @@ def keyless_rows(
     (of ``target``) are computed here too, as the first pass computes them."""
     from datavet.scan.hashing import hash_rows
 
-    pos, _, labels = hashes.arrays()
+    if hashes.spill is not None:  # on disk: positions and labels recomputed, not read back
+        pos, labels = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    else:
+        pos, _, labels = hashes.arrays()
     rebuild = len(pos) == 0
     positions, label_parts = [], []
     rows, common = [], []
