@@ -172,6 +172,13 @@ def test_partitioned_row_checks_equal_checks_over_everything():
     assert whole.overlap.n and whole.duplicates["train"].n and whole.conflicts["train"].n
 
 
+def test_hash_spill_without_room_is_an_engine_error(tmp_path):
+    from datavet.errors import EngineError
+
+    with pytest.raises(EngineError, match="TMPDIR"):
+        HashSpill(directory=str(tmp_path / "missing"))
+
+
 def test_partition_ranges_cover_every_partition_once():
     counts = np.array([5, 0, 7, 3, 9, 0, 0, 1])
     ranges = partition_ranges(counts, 10)

@@ -434,7 +434,10 @@ class HashSpill:
     def __init__(self, directory: str | None = None):
         import threading
 
-        self.dir = tempfile.mkdtemp(prefix="datavet-hashes-", dir=directory)
+        try:
+            self.dir = tempfile.mkdtemp(prefix="datavet-hashes-", dir=directory)
+        except OSError as exc:
+            raise self._error(directory or tempfile.gettempdir(), exc) from None
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
         self.counts = np.zeros(1 << SPILL_BITS, np.int64)
         self.rows = 0
@@ -479,16 +482,37 @@ class HashSpill:
         )
         counts = np.bincount(key, minlength=1 << SPILL_BITS)
         rec = rec[np.argsort(key, kind="stable")]
-        os.pwrite(self._fd, memoryview(rec).cast("B"), offset * self.width * 8)
-        if self.near_width is not None:
-            exact = rows if shared is None else shared
-            block = np.ascontiguousarray(np.hstack([near, exact]), dtype=_U)
-            os.pwrite(self._near_fd, memoryview(block).cast("B"), offset * block.shape[1] * 8)
+        try:
+            self._write(self._fd, rec, offset)
+            if self.near_width is not None:
+                exact = rows if shared is None else shared
+                block = np.ascontiguousarray(np.hstack([near, exact]), dtype=_U)
+                self._write(self._near_fd, block, offset)
+        except OSError as exc:
+            raise self._error(self.dir, exc) from None
         starts = np.concatenate([[0], np.cumsum(counts)])
         with self._lock:
             self._index[offset] = starts
             self.counts += counts
             self.rows += n
+
+    @staticmethod
+    def _write(fd: int, block: np.ndarray, offset: int) -> None:
+        data = memoryview(block).cast("B")
+        at = offset * block.shape[1] * 8
+        while len(data):  # pwrite may write less than asked
+            done = os.pwrite(fd, data, at)
+            data, at = data[done:], at + done
+
+    @staticmethod
+    def _error(where: str, exc: OSError):
+        from datavet.errors import EngineError
+
+        return EngineError(
+            f"cannot write the row hashes to a temporary file in {where} "
+            f"({exc.strerror or exc}): a large split keeps them on disk, about 100 bytes a row; "
+            "point TMPDIR at a folder with room"
+        )
 
     def close(self) -> None:
         """Nothing to flush (every write went straight to the file); kept for callers."""
