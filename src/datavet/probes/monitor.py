@@ -8,7 +8,8 @@ from collections import deque
 from collections.abc import Mapping
 
 from datavet.errors import UsageError
-from datavet.findings import Outcome, Severity, Status
+from datavet.findings import Severity
+from datavet.framework import run_rules
 from datavet.probes.base import Probe
 
 MAX_CURVE_POINTS = 400
@@ -46,6 +47,9 @@ class GradientSpike(Probe):
     thresholds = {"window": 50, "factor": 10.0, "min_history": 10}
     needs = "monitor"
 
+    def check(self, ctx: GradientMonitor):
+        return ctx._spike_findings(self)
+
 
 class NonFiniteStep(Probe):
     """The first training step whose loss or gradient is NaN or inf.
@@ -72,6 +76,9 @@ class NonFiniteStep(Probe):
     summary = "first training step with a NaN/inf loss or gradient"
     thresholds = {}
     needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._nonfinite_findings(self)
 
 
 class ZeroGradientLayer(Probe):
@@ -101,6 +108,9 @@ class ZeroGradientLayer(Probe):
     summary = "parameters whose gradient stays at zero (or missing) during training"
     thresholds = {"min_snapshots": 2}
     needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._zero_findings(self)
 
 
 def _positive_int(name: str, value) -> int:
@@ -341,31 +351,16 @@ class GradientMonitor:
         self._flush()
         levels = {k.strip().upper(): Severity.parse(v) for k, v in (severity or {}).items()}
         spike_rule = GradientSpike(
-            severity=levels.get("M011"),
+            severity=levels.get(GradientSpike.code),
             thresholds={
                 "window": self.window,
                 "factor": self.factor,
                 "min_history": self.min_history,
             },
         )
-        nan_rule = NonFiniteStep(severity=levels.get("M012"))
-        zero_rule = ZeroGradientLayer(severity=levels.get("M018"))
-        findings, outcomes = [], []
-        for rule, found in (
-            (spike_rule, self._spike_findings(spike_rule)),
-            (nan_rule, self._nonfinite_findings(nan_rule)),
-            (zero_rule, self._zero_findings(zero_rule)),
-        ):
-            if not self._count:
-                outcomes.append(
-                    Outcome(
-                        rule.code, rule.name, Status.SKIPPED, reason="no training step was recorded"
-                    )
-                )
-                continue
-            findings.extend(found)
-            status = Status.FAILED if found else Status.PASSED
-            outcomes.append(Outcome(rule.code, rule.name, status, n_findings=len(found)))
+        nan_rule = NonFiniteStep(severity=levels.get(NonFiniteStep.code))
+        zero_rule = ZeroGradientLayer(severity=levels.get(ZeroGradientLayer.code))
+        findings, outcomes = run_rules([spike_rule, nan_rule, zero_rule], self)
         return Report(
             findings=findings,
             outcomes=outcomes,
@@ -381,6 +376,12 @@ class GradientMonitor:
             },
             duration_s=None,
         )
+
+    def unmet(self, need: str) -> str | None:
+        """The monitor is the context its rules read: nothing to read before a step."""
+        if need == "monitor" and not self._count:
+            return "no training step was recorded"
+        return None
 
     def _headlines(self) -> dict:
         spikes, first = self.spikes, self._first_nonfinite
