@@ -157,7 +157,7 @@ def _unpack(result, spec: str) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from datavet.output import render
-    from datavet.probes.api import probe
+    from datavet.api.probes import probe
 
     source = args.target.rpartition(":")[0]
     plan = options.plan_outputs(args, outputs.reads(("model source file", source)))

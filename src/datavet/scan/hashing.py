@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from datavet.scan.columns import as_float, as_text, column_kind, dense, temporal_ints
+from datavet.scan.values import as_float, as_text, column_kind, dense, temporal_ints
 
 _U = np.uint64
 _SEEDS = (_U(0x243F6A8885A308D3), _U(0x13198A2E03707344))
