@@ -1,4 +1,4 @@
-"""Row hashes spilled to disk in hash partitions (scan/hashing.py HashSpill) give the same
+"""Row hashes spilled to disk in hash partitions (engines/spill.py HashSpill) give the same
 S001-S003 and S007 findings as the hashes held in memory, partition by partition."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 
 import datavet
 from datavet.engines import local
+from datavet.engines.spill import HashSpill
 from datavet.scan import rowchecks
-from datavet.scan.hashing import HashSpill, RowHashes
+from datavet.scan.hashing import RowHashes
 from datavet.scan.rowchecks import SplitRows, partition_ranges, row_checks, spilled_checks
 
 

@@ -27,9 +27,9 @@ import pyarrow as pa
 
 from datavet.engines.base import Engine, TableNeeds, check_rows
 from datavet.engines.progress import Progress
+from datavet.engines.spill import HashSpill
 from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
 from datavet.scan.columns import column_kind
-from datavet.scan.hashing import HashSpill
 from datavet.scan.idlike import id_like_columns, looks_like_key_name
 from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
