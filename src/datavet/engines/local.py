@@ -68,6 +68,51 @@ def ordered_map(
                 fut.cancel()
 
 
+def prefetched(items: Iterable, depth: int) -> Generator:
+    """``items`` produced on a thread of their own, at most ``depth`` ahead: the source decodes
+    the next batches (pyarrow releases the GIL) while this thread merges the last ones. An
+    exception in the producer is raised here, where the item would have come."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put((None, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((None, done))
+        except BaseException as exc:  # handed to the consumer, raised there
+            q.put((exc, None))
+
+    thread = threading.Thread(target=produce, name="datavet-read", daemon=True)
+    thread.start()
+    try:
+        while True:
+            exc, item = q.get()
+            if exc is not None:
+                raise exc
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # let a blocked producer finish its put
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                thread.join(0.05)
+
+
 class LocalEngine(Engine):
     """Every pass in this process, on ``workers`` threads (default: the cores, up to 8 for
     tables and 4 for tensors)."""
@@ -335,7 +380,10 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
             profile.hashes = RowHashes()
         return profile
 
-    tasks = ((batch, offset) for offset, batch in source.batches(batch_rows))
+    batches = source.batches(batch_rows)
+    if workers > 1:
+        batches = prefetched(batches, workers)
+    tasks = ((batch, offset) for offset, batch in batches)
     parts = ordered_map(profile_batch, tasks, workers, in_flight=2 * workers, name="datavet-scan")
     with closing(parts):
         for part in parts:
