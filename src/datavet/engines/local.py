@@ -32,12 +32,13 @@ from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
 from datavet.scan.columns import column_kind
 from datavet.scan.idlike import id_like_columns, looks_like_key_name
 from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
+from datavet.sources.budget import HASHES_IN_MEMORY
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
 
 # A split with more rows than this has its row hashes written to disk during the scan, in hash
 # partitions (scan/hashing.py HashSpill), and the row checks read them a few partitions at a
 # time: memory stops growing with the rows. Below it they stay in memory (no files at all).
-SPILL_ROWS = 500_000
+SPILL_ROWS = HASHES_IN_MEMORY  # 500,000 (the memory budget counts the same)
 
 
 def default_workers() -> int:
