@@ -33,6 +33,8 @@ HASHES_IN_MEMORY = 500_000
 def hash_bytes(rows: int) -> int:
     """The memory the row hashes of a split of ``rows`` rows take."""
     return min(rows, HASHES_IN_MEMORY) * HASH_BYTES
+
+
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _VARIABLE_WIDTH = 32  # a text value's bytes when the metadata does not say
 
