@@ -17,34 +17,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from datavet.scan.hashmix import (  # noqa: F401 (re-exported)
+    _KEYS,
+    _MISSING,
+    _MULT,
+    _SEEDS,
+    _U,
+    MISSING_HASH,
+    _splitmix,
+    _splitmix_inplace,
+)
 from datavet.scan.values import as_float, as_text, column_kind, dense, temporal_ints
-
-_U = np.uint64
-_SEEDS = (_U(0x243F6A8885A308D3), _U(0x13198A2E03707344))
-_KEYS = ("datavet-lane-0..", "datavet-lane-1..")  # pandas hash_array keys: 16 bytes
-_MISSING = (_U(0x9E3779B97F4A7C15), _U(0xC2B2AE3D27D4EB4F))
-_MULT = _U(0x100000001B3)
-MISSING_HASH = _MISSING[0]  # what a missing value hashes to in lane 0 (and so a missing label)
-
-
-def _splitmix(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser, element-wise (a new array; ``z`` is left alone)."""
-    z = z + _U(0x9E3779B97F4A7C15)
-    return _splitmix_inplace(z)
-
-
-def _splitmix_inplace(z: np.ndarray) -> np.ndarray:
-    """``_splitmix`` of ``z + 0x9E37...`` already added, written into ``z`` (no temporaries
-    beyond one scratch array: this runs on every value of every hashed column)."""
-    t = z >> _U(30)
-    np.bitwise_xor(z, t, out=z)
-    np.multiply(z, _U(0xBF58476D1CE4E5B9), out=z)
-    np.right_shift(z, _U(27), out=t)
-    np.bitwise_xor(z, t, out=z)
-    np.multiply(z, _U(0x94D049BB133111EB), out=z)
-    np.right_shift(z, _U(31), out=t)
-    np.bitwise_xor(z, t, out=z)
-    return z
 
 
 def _numeric_lanes(x: np.ndarray) -> list[np.ndarray]:
@@ -275,40 +258,6 @@ def combine_lanes(
         acc[j] += _U(0x9E3779B97F4A7C15)
         _splitmix_inplace(acc[j])
     return np.ascontiguousarray(acc.T)
-
-
-def hash_rows(
-    batch: pa.RecordBatch,
-    columns: list[str],
-    as_number: frozenset[str],
-    caches: dict[str, dict] | None = None,
-    block=None,
-) -> np.ndarray:
-    """An (n, 2) uint64 array: the 128-bit hash of each row over ``columns`` (a missing column
-    hashes as all-missing). ``caches``: per column name, as in :func:`column_lanes`.
-    ``block``: (the (2, n) weighted lane sum, the columns it covers) when the caller already
-    folded some columns (``scan/wide.py``); else many plain numeric columns are folded here
-    at once."""
-    from datavet.scan.wide import Fold, block_names, scan_block
-
-    caches = {} if caches is None else caches
-    if block is None:
-        names = block_names(batch, columns)
-        if names:
-            fold = Fold(fold_weights(columns))
-            scan_block(batch, names, 0, stats=False, folds=[fold])
-            block = (fold.partial, frozenset(names))
-    partial, skip = block if block is not None else (None, frozenset())
-    return combine_lanes(
-        batch.num_rows,
-        lambda name: column_lanes(
-            batch.column(name), name in as_number, caches.setdefault(name, {})
-        ),
-        columns,
-        set(batch.schema.names),
-        partial,
-        skip,
-    )
 
 
 def hash_values(arr: pa.Array) -> np.ndarray:

@@ -30,10 +30,10 @@ from datavet.scan.hashing import (
     combine_lanes,
     float_values,
     fold_weights,
-    hash_rows,
     string_values,
 )
 from datavet.scan.rounding import round_significant
+from datavet.scan.rowhash import hash_rows
 
 DIGITS = 6
 

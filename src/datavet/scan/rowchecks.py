@@ -321,7 +321,7 @@ def keyless_batch(
     them): (positions, label hashes, row hashes, shared hashes), positions and label hashes
     only with ``rebuild`` (else None). The engine streams the batches; :func:`fold_keyless`
     joins the parts."""
-    from datavet.scan.hashing import hash_rows
+    from datavet.scan.rowhash import hash_rows
 
     caches: dict[str, dict] = {}
     rows = hash_rows(batch, columns, as_number, caches)
