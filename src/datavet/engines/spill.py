@@ -65,9 +65,9 @@ class HashSpill:
             if (shared is not None) != self.has_shared and not (
                 shared is not None and np.array_equal(shared, rows)
             ):
-                raise ValueError("spilled hashes: a batch with and one without shared hashes")
+                raise RuntimeError("spilled hashes: a batch with and one without shared hashes")
             if (near is None) != (self.near_width is None) or offset in self._index:
-                raise ValueError(f"spilled hashes: batch at row {offset} does not fit")
+                raise RuntimeError(f"spilled hashes: batch at row {offset} does not fit")
             self._index[offset] = np.zeros(0, np.int64)  # claimed
         rec = np.empty((n, self.width), _U)
         rec[:, 0] = np.arange(offset, offset + n, dtype=np.int64).view(_U)
