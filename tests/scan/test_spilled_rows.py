@@ -146,7 +146,7 @@ def test_hash_spill_reads_back_what_was_written():
     assert np.array_equal(pos, np.arange(1000))
     assert np.array_equal(b_rows, rows) and np.array_equal(b_labels, labels)
     assert np.array_equal(back.near(), near)
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(RuntimeError, match="does not fit"):
         rows, labels, near = _hashes(10, rng, width=3)
         spill.add(250, rows, labels, None, near)  # that batch is there already
 
