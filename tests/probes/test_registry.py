@@ -40,6 +40,7 @@ CONTRACT = {
     "M016": ("fp16-gradient-underflow", Severity.WARNING, "model"),
     "M017": ("eval-pass-changes-model", Severity.ERROR, "model"),
     "M018": ("zero-gradient-layer", Severity.WARNING, "monitor"),
+    "M019": ("amp-without-grad-scaler", Severity.WARNING, "model"),
 }
 
 

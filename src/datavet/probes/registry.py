@@ -6,6 +6,7 @@ No module here imports torch at import time, so ``datavet rules`` lists the prob
 from __future__ import annotations
 
 from datavet.errors import UsageError
+from datavet.probes.amp_scaler import AmpWithoutGradScaler
 from datavet.probes.activations import SaturatedActivations, VanishingActivations
 from datavet.probes.base import Probe
 from datavet.probes.determinism import EvalNondeterminism
@@ -42,6 +43,7 @@ PROBES: tuple[type[Probe], ...] = (
     Fp16GradientUnderflow,  # M016
     EvalPassChangesModel,  # M017
     ZeroGradientLayer,  # M018 (GradientMonitor)
+    AmpWithoutGradScaler,  # M019
 )
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}
