@@ -38,10 +38,10 @@ def rule_classes():
 
 def test_every_rule_is_registered_once_in_code_order():
     classes = rule_classes()
-    assert len(classes) == 10
+    assert len(classes) == 11
     assert set(classes) == set(CURVE_RULES) and len(set(CURVE_RULES)) == len(CURVE_RULES)
     codes = [r.code for r in CURVE_RULES]
-    assert codes == sorted(codes) and codes == [f"C{i:03d}" for i in range(1, 11)]
+    assert codes == sorted(codes) and codes == [f"C{i:03d}" for i in range(1, 12)]
     assert datavet.CURVE_RULES is CURVE_RULES
 
 

@@ -12,6 +12,7 @@ from datavet.curves.gradients import GradientSpikes
 from datavet.curves.learning_rate import LearningRateCollapse, LossDivergence, LossOscillation
 from datavet.curves.nonfinite import NonFiniteLoss
 from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
+from datavet.curves.validation_mode import ValidationInTrainMode
 from datavet.rules import choose, match_selector
 
 CURVE_RULES: tuple[type[CurveRule], ...] = (
@@ -25,6 +26,7 @@ CURVE_RULES: tuple[type[CurveRule], ...] = (
     SuspiciouslyGoodValidation,  # C008
     GradientSpikes,  # C009
     LearningRateCollapse,  # C010
+    ValidationInTrainMode,  # C011
 )
 
 BY_CODE: dict[str, type[CurveRule]] = {r.code: r for r in CURVE_RULES}
