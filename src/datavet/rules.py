@@ -24,6 +24,7 @@ from datavet.auditors.order_feature_leakage import OrderFeatureLeakage
 from datavet.auditors.positional_label_drift import PositionalLabelDrift
 from datavet.auditors.scale_mismatch import ScaleMismatch
 from datavet.auditors.schema_mismatch import SchemaMismatch
+from datavet.auditors.sentinel_values import SentinelValues
 from datavet.auditors.single_feature_leakage import SingleFeatureLeakage
 from datavet.auditors.split_distinguishable import SplitDistinguishable
 from datavet.auditors.suspiciously_good import SuspiciouslyGood
@@ -42,6 +43,7 @@ RULES: tuple[type[Auditor], ...] = (
     MixedTypes,  # V004
     UnseenTestCategory,  # V005
     NumbersAsText,  # V006
+    SentinelValues,  # V007
     ConstantFeature,  # F001
     NearConstantFeature,  # F002
     ScaleMismatch,  # F003
