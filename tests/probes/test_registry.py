@@ -41,6 +41,8 @@ CONTRACT = {
     "M017": ("eval-pass-changes-model", Severity.ERROR, "model"),
     "M018": ("zero-gradient-layer", Severity.WARNING, "monitor"),
     "M019": ("amp-without-grad-scaler", Severity.WARNING, "model"),
+    "M020": ("update-ratio-out-of-range", Severity.WARNING, "monitor"),
+    "M021": ("fp16-range-limits", Severity.WARNING, "monitor"),
 }
 
 
@@ -130,6 +132,12 @@ def test_select_probes_by_prefix_name_and_ignore():
     assert [p.code for p in select_probes("M", ignore="M002,nonfinite-forward")] == [
         c for c in model if c not in ("M002", "M004")
     ]
-    assert [p.code for p in select_probes(needs="monitor")] == ["M011", "M012", "M018"]
+    assert [p.code for p in select_probes(needs="monitor")] == [
+        "M011",
+        "M012",
+        "M018",
+        "M020",
+        "M021",
+    ]
     with pytest.raises(UsageError):
         select_probes("X")

@@ -6,8 +6,8 @@ No module here imports torch at import time, so ``datavet rules`` lists the prob
 from __future__ import annotations
 
 from datavet.errors import UsageError
-from datavet.probes.amp_scaler import AmpWithoutGradScaler
 from datavet.probes.activations import SaturatedActivations, VanishingActivations
+from datavet.probes.amp_scaler import AmpWithoutGradScaler
 from datavet.probes.base import Probe
 from datavet.probes.determinism import EvalNondeterminism
 from datavet.probes.double_softmax import DoubleSoftmax
@@ -16,7 +16,13 @@ from datavet.probes.fp16_underflow import Fp16GradientUnderflow
 from datavet.probes.future_leakage import FutureLeakage
 from datavet.probes.initial_loss import InitialLoss
 from datavet.probes.loss_reduction import BatchSizeDependentLoss
-from datavet.probes.monitor import GradientSpike, NonFiniteStep, ZeroGradientLayer
+from datavet.probes.monitor import (
+    Fp16RangeLimits,
+    GradientSpike,
+    NonFiniteStep,
+    UpdateRatioOutOfRange,
+    ZeroGradientLayer,
+)
 from datavet.probes.no_gradient import ParametersWithoutGradient
 from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
@@ -44,6 +50,8 @@ PROBES: tuple[type[Probe], ...] = (
     EvalPassChangesModel,  # M017
     ZeroGradientLayer,  # M018 (GradientMonitor)
     AmpWithoutGradScaler,  # M019
+    UpdateRatioOutOfRange,  # M020 (GradientMonitor)
+    Fp16RangeLimits,  # M021 (GradientMonitor)
 )
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}
