@@ -17,6 +17,7 @@ from datavet.auditors.missing_labels import MissingLabels
 from datavet.auditors.mixed_types import MixedTypes
 from datavet.auditors.nan_values import NanValues
 from datavet.auditors.near_constant_feature import NearConstantFeature
+from datavet.auditors.near_duplicate_tensors import NearDuplicateTensors
 from datavet.auditors.near_duplicates import NearDuplicates
 from datavet.auditors.no_signal import NoSignal
 from datavet.auditors.numbers_as_text import NumbersAsText
@@ -68,6 +69,7 @@ RULES: tuple[type[Auditor], ...] = (
     SingleFeatureLeakage,  # B003
     OrderFeatureLeakage,  # B004
     UnnormalizedInputs,  # T001
+    NearDuplicateTensors,  # T002
 )
 
 BY_CODE: dict[str, type[Auditor]] = {r.code: r for r in RULES}

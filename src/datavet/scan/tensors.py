@@ -39,6 +39,7 @@ from datavet.scan.counters import ValueCounter
 from datavet.scan.hashing import _MISSING, _MULT, _SEEDS, RowHashes, _splitmix, hash_values
 from datavet.scan.labels import LabelStats
 from datavet.scan.moments import Moments
+from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.profile import Profile
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
 
@@ -310,6 +311,7 @@ class TensorStats:
     positions: PositionStats | None = None  # None past MAX_POSITIONS values per sample
     thumbnails: tuple[Thumbnail, ...] = ()  # the first samples (image layouts only)
     flagged: tuple[Thumbnail, ...] = ()  # the first samples holding NaN or inf
+    perceptual: PerceptualHashes | None = None  # images: near-duplicate hashes (T002)
 
     def merge(self, other: TensorStats) -> TensorStats:
         if other.layout != self.layout:
@@ -326,6 +328,11 @@ class TensorStats:
             positions=positions,
             thumbnails=_first_k(self.thumbnails, other.thumbnails, THUMBNAILS),
             flagged=_first_k(self.flagged, other.flagged, FLAGGED_THUMBNAILS),
+            perceptual=(
+                self.perceptual.merge(other.perceptual)
+                if self.perceptual is not None
+                else other.perceptual
+            ),
         )
 
     def constant_parts(self, columns: dict[str, ColumnStats]) -> ConstantParts | None:
@@ -798,6 +805,7 @@ def profile_block(
         positions=positions,
         thumbnails=thumbs,
         flagged=flagged,
+        perceptual=PerceptualHashes.of(xc, layout.rest, offset) if layout.kind == "image" else None,
     )
     label_stats = None
     label_hashes = np.zeros(n, dtype=_U)
@@ -815,6 +823,8 @@ def profile_block(
     # Last, as it overwrites xf: hashes of whole samples in stored order.
     x2 = xf.reshape(n, -1)
     hashes = sample_hashes(x2, None if nan is None else np.isnan(x2), layout.shape, in_place=True)
+    if tensor.perceptual is not None:
+        tensor.perceptual.with_exact(hashes, offset)
     return Profile(
         split=split,
         rows=n,
