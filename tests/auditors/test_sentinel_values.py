@@ -99,3 +99,26 @@ def test_the_target_is_not_checked():
 def test_sentinel_shapes():
     assert [sentinel_shaped(v) for v in (0, -1, 99, -999, 9999, 99999.0)] == [True] * 6
     assert [sentinel_shaped(v) for v in (9, 1, 100, 998, -2, 0.5, float("nan"))] == [False] * 7
+
+
+def test_a_blank_pixel_next_to_the_intensities_is_quiet():
+    # sklearn's digits: 0 (no ink) in 17% of rows, the other values 1..16 (median 14)
+    rng = np.random.default_rng(4)
+    x = np.where(rng.random(1800) < 0.17, 0.0, np.clip(rng.normal(14, 3, 1800).round(), 1, 16))
+    assert run(frame(x)).findings == []
+
+
+def test_a_structural_zero_covering_many_rows_is_quiet():
+    # log(max(1, payment)): 0 for the 40% who got none, logs from 2.5 to 7 for the others
+    rng = np.random.default_rng(5)
+    x = np.where(rng.random(2000) < 0.4, 0.0, rng.normal(6.2, 0.8, 2000).clip(2.5, 7.2))
+    assert run(frame(x)).findings == []
+
+
+def test_a_missing_test_score_written_as_zero_fires():
+    # PSAT math scores run 20..80; 2% of the students have 0 (not taken)
+    rng = np.random.default_rng(6)
+    x = rng.normal(58, 10, 1200).round().clip(23, 80)
+    x[::50] = 0
+    (f,) = run(frame(x)).findings
+    assert f.metrics["value"] == 0 and f.n_affected == 24

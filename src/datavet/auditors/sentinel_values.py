@@ -31,9 +31,13 @@ class SentinelValues(Auditor):
     counts up to 1,024 distinct values, a heavy-hitter sketch beyond). The other values come
     from the row sample (up to 50,000 rows): at least ``min_rest`` (20) of them with at least
     ``min_distinct`` (5) distinct values. The candidate fires when it lies outside their whole
-    range and at least ``min_z`` (4) robust standard deviations (1.4826 x the median absolute
-    deviation) from their median. A zero-inflated amount (0 next to amounts spread from 1 to
-    100,000) is not far from a spread that wide and stays quiet.
+    range, at least ``min_z`` (4) robust standard deviations (1.4826 x the median absolute
+    deviation) from their median, and separated from the nearest of them by a gap of at least
+    ``min_gap_iqr`` (1) times their interquartile range. A zero-inflated amount (0 next to
+    amounts spread from 1 to 100,000) is not far from a spread that wide, and a blank pixel (0
+    next to intensities 1..16) sits right next to the others: both stay quiet. A 0 that covers
+    more than ``max_zero_share`` (20%) of the rows is more often a structural zero ("none": no
+    payment, log(max(1, x)) of nothing) than missing data, and is left alone too.
 
     **Why it matters**
     A missing blood pressure written as 0, an unknown year as 9999, "never contacted" as 999
@@ -51,7 +55,15 @@ class SentinelValues(Auditor):
     name = "sentinel-values"
     severity = Severity.WARNING
     summary = "a numeric feature has a spike at 0 / -1 / -999 / 9999 far outside its other values"
-    thresholds = {"min_share": 0.01, "min_rows": 10, "min_rest": 20, "min_distinct": 5, "min_z": 4}
+    thresholds = {
+        "min_share": 0.01,
+        "min_rows": 10,
+        "min_rest": 20,
+        "min_distinct": 5,
+        "min_z": 4,
+        "min_gap_iqr": 1.0,
+        "max_zero_share": 0.2,
+    }
 
     def check(self, ctx: AuditContext):
         hint = "replace the placeholder with NaN, impute it on purpose and add a missing flag"
@@ -110,8 +122,14 @@ class SentinelValues(Auditor):
         rest = x[~hit]
         if len(rest) < o["min_rest"] or len(np.unique(rest)) < o["min_distinct"]:
             return None
+        if value == 0 and count > o["max_zero_share"] * present:
+            return None
         lo, hi = float(rest.min()), float(rest.max())
         if lo <= value <= hi:
+            return None
+        q1, q3 = np.percentile(rest, [25, 75])
+        gap = lo - value if value < lo else value - hi
+        if gap < o["min_gap_iqr"] * float(q3 - q1):
             return None
         median = float(np.median(rest))
         mad = 1.4826 * float(np.median(np.abs(rest - median)))
