@@ -76,7 +76,7 @@ class AmpWithoutGradScaler(Probe):
         )
         for group in opt.param_groups:
             group["lr"] = 0.0
-        device_type = getattr(ctx.device, "type", "cpu") or "cpu"
+        device_type = torch.device(ctx.device).type
         modes: list[tuple[bool, object]] = []
         grads: list[list] = []
 
