@@ -104,7 +104,10 @@ class SentinelValues(Auditor):
             candidates = [
                 (v, c)
                 for v, c in col.values.counts.items()
-                if c >= floor and isinstance(v, (int, float)) and sentinel_shaped(float(v))
+                if c >= floor
+                and isinstance(v, (int, float))
+                and sentinel_shaped(float(v))
+                and not (v == 0 and c > o["max_zero_share"] * present)
             ]
             if not candidates:
                 continue
