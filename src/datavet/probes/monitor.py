@@ -186,8 +186,9 @@ class GradientMonitor:
     Call :meth:`step` after ``loss.backward()`` (before ``optimizer.step()`` or gradient
     clipping, to see the raw gradients). The global gradient norm is recorded every step, the
     per-parameter norms every ``layer_every`` steps. :meth:`report` returns a
-    :class:`datavet.Report` with rules M011 (gradient spikes), M012 (first non-finite step) and
-    M018 (parameters whose gradient stays at zero).
+    :class:`datavet.Report` with rules M011 (gradient spikes), M012 (first non-finite step),
+    M018 (parameters whose gradient stays at zero), M020 (update / weight ratio out of range)
+    and M021 (float16 range limits), and the clipping figures.
 
     Parameters
     ----------
