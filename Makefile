@@ -50,14 +50,19 @@ demo: $(VENV)/.installed
 	else echo "(needs PyTorch: pip install 'datavet[torch]')"; fi
 	@echo "== reports written:" && ls reports/*.txt reports/*.json reports/*.html
 
+# The checks first (lint, the import layering of pyproject.toml, the public API's types), then
+# the suite.
 test: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_compare.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
 .PHONY: fuzz  # the long fuzz, 100,000 cases (FUZZ_ITERATIONS overrides; CI: tests/hardening/test_fuzz.py)
 fuzz: $(VENV)/.installed-dev
 	$(BIN)/python bench/fuzz.py --iterations $${FUZZ_ITERATIONS:-100000} $${FUZZ_ARGS}

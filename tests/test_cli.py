@@ -18,7 +18,8 @@ import pytest
 
 import datavet
 from datavet import RULES
-from datavet.cli import main, write_atomic
+from datavet._io import write_atomic
+from datavet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -384,3 +385,39 @@ def test_a_closed_pipe_is_not_an_internal_error(tmp_path):
     )
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 2
+
+
+def _subparsers(parser):
+    import argparse
+
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+@pytest.mark.parametrize("command", ["audit", "check", "probe", "preflight", "curves", "render"])
+def test_every_report_command_offers_every_renderer(command):
+    """The --format choices of every command that prints a report are the renderers' registry
+    (a new renderer reaches every command at once)."""
+    from datavet.cli import _parser
+    from datavet.output import FORMATS
+
+    sub = _subparsers(_parser())[command]
+    (fmt,) = [a for a in sub._actions if a.dest == "format"]
+    assert list(fmt.choices) == sorted(FORMATS)
+    assert {"--output", "--html", "--force"} <= {s for a in sub._actions for s in a.option_strings}
+
+
+def test_curves_renders_in_a_format_its_old_list_lacked(tmp_path, capsys):
+    log = ROOT / "sample_data" / "curves" / "lr_too_high.csv"
+    assert main(["curves", str(log), "--format", "concise"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split(": ")[1].startswith("C0")
+
+
+def test_python_m_datavet_and_the_console_script_name_the_same_main():
+    import datavet.cli
+    from datavet.config import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, name = scripts["datavet"].partition(":")
+    assert (module, name) == ("datavet.cli", "main") and callable(datavet.cli.main)

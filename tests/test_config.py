@@ -538,3 +538,24 @@ def test_dataset_rejects_a_non_string_group(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, ["config"])
     assert code == 2 and "tool.datavet.datasets.d.group" in err
+
+
+def test_per_column_ignores_are_a_step_after_the_rules():
+    """``datavet.ignores`` filters a finished report (a new one, with the reasons recorded);
+    the report given is left as it was, and the settings module plans no jobs."""
+    from datavet import config
+    from datavet.ignores import ColumnIgnore as Ignore
+    from datavet.ignores import apply_column_ignores as apply
+
+    report = datavet.audit(SAMPLE / "planted_train.csv", SAMPLE / "planted_test.csv")
+    nan = [f for f in report.findings if f.code == "V001" and f.columns == ("x1",)]
+    assert nan
+    before = list(report.findings)
+    out = apply(report, [Ignore("x1", ("V001",), "imputed later")])
+    assert report.findings == before and report.ignored == []
+    assert not any(f.code == "V001" and f.columns == ("x1",) for f in out.findings)
+    assert [i.finding for i in out.ignored] == nan
+    assert {i.reason for i in out.ignored} == {"imputed later"}
+    assert apply(report, []) is report
+    assert Ignore is ColumnIgnore
+    assert not hasattr(config, "plan") and not hasattr(config, "from_args")

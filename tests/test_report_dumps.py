@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from datavet.report import dumps
+from datavet.output.json import dumps
 
 PAYLOADS = [
     {},

@@ -1,5 +1,6 @@
 """datavet: vet a dataset before a model is trained on it."""
 
+from datavet._version import __version__
 from datavet.api import audit
 from datavet.curves import CURVE_RULES, diagnose_curves
 from datavet.errors import AuditFailed, DatavetError, InputError, UsageError
@@ -9,8 +10,6 @@ from datavet.preflight import preflight
 from datavet.probes import PROBES, GradientMonitor, probe
 from datavet.report import Report
 from datavet.rules import RULES
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CURVE_RULES",

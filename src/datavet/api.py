@@ -17,13 +17,14 @@ from time import perf_counter
 import numpy as np
 import pyarrow as pa
 
-from datavet.auditors.base import AuditContext, Skip
+from datavet.auditors.base import AuditContext
 from datavet.config import apply_column_ignores, column_ignores, threshold_problem
 from datavet.engines.local import prescan_columns, profile_source
 from datavet.errors import InputError, UsageError
-from datavet.findings import Outcome, Severity, Status
+from datavet.findings import Severity
+from datavet.framework import needing, option_of, run_rules
 from datavet.report import Report
-from datavet.rules import lookup, select_rules
+from datavet.rules import in_section, lookup, select_rules
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.columns import column_kind
 from datavet.scan.idlike import (
@@ -586,14 +587,14 @@ def audit(
         time_column = temporal[0] if len(temporal) == 1 else None
     keys = {c for c in (group, *id_columns) if c}
     row_keys, keyless = (), None
-    if tensors is None and any(r.code in ("S001", "S002") for r in rules):
+    if tensors is None and needing(rules, "row_keys"):
         row_keys, keyless = _keyless(
             {"train": train_src, "test": test_src}, profiles, plan, id_columns, batch_rows
         )
     near, near_columns = None, ()
-    if test_src is not None and tensors is None and any(r.code in ("S007", "S008") for r in rules):
+    if test_src is not None and tensors is None and needing(rules, "near_hashes"):
         near_columns = tuple(c for c in plan.hash_columns if c not in keys and c != time_column)
-        digits = next((int(a.options["digits"]) for a in auditors if a.code == "S007"), 6)
+        digits = int(option_of(auditors, "near_hashes", "digits", 6))
         if engine == "local" and near_guess == {
             "near_columns": near_columns,
             "near_digits": digits,
@@ -618,7 +619,7 @@ def audit(
         prefetch.join()  # before anything here imports what it imports
     fitted = None
     # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
-    if target is not None and baselines and any(r.code.startswith("B") for r in rules):
+    if target is not None and baselines and needing(rules, "baselines"):
         features = [c for c in plan.hash_columns if c not in keys]
         fitted = _fit_baselines(profiles, target, task_name, features)
         left_out = [c for c in plan.hash_columns if c in keys]
@@ -656,27 +657,7 @@ def audit(
             if src
         },
     )
-    findings, outcomes = [], []
-    for auditor in auditors:
-        try:
-            found = auditor.run(ctx)
-        except Skip as skip:
-            outcomes.append(Outcome(auditor.code, auditor.name, Status.SKIPPED, reason=str(skip)))
-            continue
-        except Exception as exc:  # one crashing rule never stops the others; exit code 2
-            outcomes.append(
-                Outcome(
-                    auditor.code,
-                    auditor.name,
-                    Status.CRASHED,
-                    reason=f"{type(exc).__name__}: {exc}",
-                    traceback=traceback.format_exc(),
-                )
-            )
-            continue
-        findings.extend(found)
-        status = Status.FAILED if found else Status.PASSED
-        outcomes.append(Outcome(auditor.code, auditor.name, status, n_findings=len(found)))
+    findings, outcomes = run_rules(auditors, ctx)
 
     datasets = {split: _summary(p, time_column) for split, p in profiles.items()}
     if "test" in profiles and tensors is None:
@@ -698,11 +679,11 @@ def audit(
 
 
 def _drift_histograms(datasets: dict, profiles: dict, findings) -> None:
-    """Train and test histograms (shared bins) of the features S010 finds drifting, in their
-    column summaries, for the report's side-by-side charts."""
+    """Train and test histograms (shared bins) of the features a drift rule (section "drift")
+    finds drifting, in their column summaries, for the report's side-by-side charts."""
     from datavet.auditors.feature_drift import histograms
 
-    drifted = {c for f in findings if f.code == "S010" for c in f.columns}
+    drifted = {c for f in findings if in_section(f.code, "drift") for c in f.columns}
     for column in drifted:
         hist = histograms(profiles["train"], profiles["test"], column)
         if hist is None:
@@ -715,8 +696,6 @@ def _drift_histograms(datasets: dict, profiles: dict, findings) -> None:
                     } | {"counts": hist[split]}
 
 
-# rules that import scipy.stats
-SCIPY_RULES = ("L002", "L004", "S010", "S011", "B001", "B003", "B004")
 PREFETCH_SKLEARN = (
     "sklearn.compose",
     "sklearn.impute",
@@ -733,9 +712,9 @@ def _prefetch(rules, baselines: bool) -> threading.Thread | None:
     kernels that release the GIL, so the import mostly costs no wall time. ``audit`` joins the
     thread before anything else imports them (no two threads import one package at once)."""
     names = []
-    if any(r.code in SCIPY_RULES for r in rules):
+    if needing(rules, "scipy"):
         names.append("scipy.stats")
-    if baselines and any(r.code.startswith("B") for r in rules):
+    if baselines and needing(rules, "baselines"):
         names += ["scipy.stats", *PREFETCH_SKLEARN, "threadpoolctl"]
     names = [n for n in dict.fromkeys(names) if n not in sys.modules]
     if not names:
@@ -760,7 +739,7 @@ def _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_ro
     read alone. None when S007/S008 are not selected or the source cannot read columns alone
     (CSV): then a second pass does it. ``audit`` checks the guess against the full scan and
     falls back to the second pass if it differs."""
-    if test_src is None or not any(r.code in ("S007", "S008") for r in rules):
+    if test_src is None or not needing(rules, "near_hashes"):
         return None
     kinds = {f.name: column_kind(f.type) for f in train_src.schema}
     temporal = [n for n, k in kinds.items() if k == "temporal"]
@@ -788,7 +767,7 @@ def _near_plan(train_src, test_src, plan, rules, auditors, group, time, batch_ro
     keys = {c for c in (group, *ids) if c}
     return {
         "near_columns": tuple(c for c in plan.hash_columns if c not in keys and c != time_column),
-        "near_digits": next((int(a.options["digits"]) for a in auditors if a.code == "S007"), 6),
+        "near_digits": int(option_of(auditors, "near_hashes", "digits", 6)),
         "time_column": time_column,
     }
 

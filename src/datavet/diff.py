@@ -1,5 +1,5 @@
 """``datavet diff OLD.json NEW.json``: which findings appeared and which went away between two
-audits of a dataset that is refreshed (daily, per release).
+audits of a dataset that is refreshed (daily, per release). The command is :mod:`datavet.cli.diff`.
 
 A finding is the same finding in both reports when its rule, split and columns are the same;
 its message and counts may change (``Column 'x' has 3 NaN values`` becoming 30) and it is then
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from datavet._io import MIB, TooLarge, read_bounded, too_deep
+from datavet._version import __version__
 from datavet.errors import InputError
 from datavet.findings import Severity
 
@@ -102,7 +103,6 @@ class Diff:
 
     def to_dict(self, fail_on: Severity | str) -> dict:
         level = Severity.parse(fail_on)
-        from datavet import __version__
 
         def side(d: dict) -> dict:
             return {
@@ -195,32 +195,3 @@ def render_text(d: Diff, fail_on: Severity | str) -> str:
         verdict = f"nothing new at or above '{level.label}': exit 0"
     lines.append(verdict)
     return "\n".join(lines) + "\n"
-
-
-def run(args) -> int:
-    """``datavet diff`` from parsed arguments (old, new, format, fail_on, output)."""
-    import sys
-
-    from datavet import outputs
-    from datavet.report import dumps
-
-    plan = outputs.Outputs(
-        outputs.reads(("old report", args.old), ("new report", args.new)),
-        force=getattr(args, "force", False),
-    )
-    if args.output:
-        plan.claim("--output", args.output)
-    old, new = load_report(args.old), load_report(args.new)
-    d = diff(old, new)
-    fail_on = args.fail_on or new.get("fail_on") or "error"
-    if args.format == "json":
-        text = dumps(d.to_dict(fail_on)) + "\n"
-    else:
-        text = render_text(d, fail_on)
-    if args.output:
-        plan.write("--output", args.output, text)
-        outputs.wrote(args.output)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    return d.exit_code(fail_on)

@@ -1,4 +1,4 @@
-"""The rule reference, generated from the rule registries and the rules' docstrings.
+"""The rule reference, generated from the one rule registry and the rules' docstrings.
 
 ``python -m datavet.docs > docs/rules.md`` writes it; a test fails when docs/rules.md is stale.
 """
@@ -20,12 +20,10 @@ FAMILIES = (
 
 
 def all_rules() -> list[type]:
-    """Every rule of every family, in code order within its family's registry."""
-    from datavet.curves.registry import CURVE_RULES
-    from datavet.probes.registry import PROBES
-    from datavet.rules import RULES
+    """Every rule of every family, in the registry's (code) order."""
+    from datavet.rules import REGISTRY
 
-    return [*RULES, *PROBES, *CURVE_RULES]
+    return list(REGISTRY)
 
 
 def _cell(text: str) -> str:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only for the annotations: report.py imports this module
+    from datavet.findings import Severity
+    from datavet.report import Report
+
 
 class DatavetError(Exception):
     """Base class. The CLI turns any of these into a one-line message and exit code 2."""
@@ -24,7 +30,8 @@ class InputError(DatavetError):
         self.problem = problem
         super().__init__(f"{source}: {problem}")
 
-    def __reduce__(self):  # raised on a Dask worker, re-raised here: pickled with both parts
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # raised on a Dask worker, re-raised here: pickled with both parts
         return (type(self), (self.source, self.problem))
 
 
@@ -42,7 +49,7 @@ class OutputError(DatavetError):
         self.problem = problem
         super().__init__(f"{path}: {problem}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
         return (type(self), (self.path, self.problem))
 
 
@@ -51,7 +58,7 @@ class AuditFailed(DatavetError):
 
     exit_code = 1
 
-    def __init__(self, report, fail_on=None) -> None:  # report: a Report (no import: a cycle)
+    def __init__(self, report: Report, fail_on: Severity | None = None) -> None:
         self.report = report
         self.fail_on = fail_on if fail_on is not None else report.fail_on
         failing = report.failing(self.fail_on)

@@ -11,7 +11,14 @@ from datavet.errors import UsageError
 
 
 class Severity(enum.IntEnum):
-    """How bad a finding is. Ordered, so ``finding.severity >= Severity.WARNING`` works."""
+    """How bad a finding is: ordered ``INFO < WARNING < ERROR``, and equal to its lowercase name.
+
+    ``finding.severity == "error"`` is what users write, so it holds; so do
+    ``finding.severity >= Severity.WARNING`` and ``finding.severity >= "warning"``, and
+    ``str(Severity.ERROR)`` is ``"error"``. The hash stays the integer's: a dict keyed by
+    Severity is looked up by Severity (sorting and ``max`` work as on numbers). JSON holds the
+    lowercase name (:attr:`label`).
+    """
 
     INFO = 10
     WARNING = 20
@@ -20,6 +27,45 @@ class Severity(enum.IntEnum):
     @property
     def label(self) -> str:
         return self.name.lower()
+
+    def __str__(self) -> str:
+        return self.label
+
+    def __format__(self, spec: str) -> str:
+        return format(self.label, spec)
+
+    @staticmethod
+    def _other(other: object) -> object:
+        """A string as the Severity it names (unknown strings stay strings: never equal)."""
+        if isinstance(other, str) and not isinstance(other, Severity):
+            return Severity.__members__.get(other.strip().upper(), other)
+        return other
+
+    def __eq__(self, other: object) -> bool:
+        other = self._other(other)
+        return int.__eq__(self, other) if isinstance(other, int) else NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __lt__(self, other: object) -> bool:
+        other = self._other(other)
+        return int.__lt__(self, other) if isinstance(other, int) else NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        other = self._other(other)
+        return int.__le__(self, other) if isinstance(other, int) else NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        other = self._other(other)
+        return int.__gt__(self, other) if isinstance(other, int) else NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        other = self._other(other)
+        return int.__ge__(self, other) if isinstance(other, int) else NotImplemented
+
+    __hash__ = int.__hash__
 
     @classmethod
     def parse(cls, value: str | Severity) -> Severity:

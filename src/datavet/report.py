@@ -1,11 +1,10 @@
-"""Report: findings, per-rule outcomes, dataset summaries and baselines; the one source for
-every renderer, and the exit-code contract."""
+"""Report: findings, per-rule outcomes, dataset summaries and baselines, and the exit-code
+contract. A plain value: rendering, JSON serialisation and writing live in :mod:`datavet.output`
+(the methods ``to_dict``, ``to_json``, ``to_html`` and ``save_html`` delegate there)."""
 
 from __future__ import annotations
 
-import json
-import math
-import re
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,81 +12,13 @@ from datavet.errors import AuditFailed
 from datavet.findings import Finding, Outcome, Severity, Status
 
 SCHEMA_VERSION = 1
-_C1 = re.compile("[\x7f-\x9f]")
 
 
 def dumps(payload: Any, indent: int | None = 2) -> str:
-    """Strict JSON (no NaN/Infinity), UTF-8 text, with DEL and C1 controls escaped as \\u00XX.
+    """Strict JSON text; kept importable here, the encoder is :func:`datavet.output.json.dumps`."""
+    from datavet.output.json import dumps as _dumps
 
-    ``ensure_ascii=False`` escapes only U+0000-U+001F; U+009B is a one-character terminal
-    escape (CSI), so a column name could otherwise drive the terminal of whoever cats the file.
-    """
-    if indent is None:
-        text = json.dumps(payload, allow_nan=False, ensure_ascii=False)
-    else:
-        text = "".join(_indented(payload, " " * indent, 0))
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _key(k: Any) -> str:
-    """A dict key as the standard encoder writes it (``1`` as ``"1"``, ``True`` as
-    ``"true"``); what it refuses raises its TypeError."""
-    if isinstance(k, str):
-        return k
-    return next(iter(json.loads(json.dumps({k: None}, allow_nan=False))))
-
-
-def _indented(value: Any, step: str, level: int):
-    """The text of ``json.dumps(value, indent=len(step), allow_nan=False, ensure_ascii=False)``,
-    piece by piece. The standard library encodes indented JSON in pure Python, a call per value
-    (a report of a 200,000-column table holds millions); here a dict of plain values (a column's
-    summary) is one call of its C encoder, its item separator carrying the indentation."""
-    if isinstance(value, dict) and value and not all(type(k) is str for k in value):
-        value = {_key(k): v for k, v in value.items()}
-    if isinstance(value, dict) and value:
-        inner = "\n" + step * (level + 1)
-        if all(isinstance(v, _SCALARS) for v in value.values()):
-            flat = json.JSONEncoder(
-                ensure_ascii=False, allow_nan=False, separators=("," + inner, ": ")
-            ).encode(value)
-            yield "{" + inner + flat[1:-1] + "\n" + step * level + "}"
-            return
-        yield "{"
-        first = True
-        for k, v in value.items():
-            yield (inner if first else "," + inner) + json.dumps(k, ensure_ascii=False) + ": "
-            first = False
-            yield from _indented(v, step, level + 1)
-        yield "\n" + step * level + "}"
-    elif isinstance(value, (list, tuple)) and value:
-        inner = "\n" + step * (level + 1)
-        yield "["
-        for i, v in enumerate(value):
-            yield inner if i == 0 else "," + inner
-            yield from _indented(v, step, level + 1)
-        yield "\n" + step * level + "]"
-    elif isinstance(value, _SCALARS) or isinstance(value, (dict, list, tuple)):
-        yield json.dumps(value, allow_nan=False, ensure_ascii=False)
-    else:  # what the standard encoder would refuse or convert: let it
-        yield json.dumps(value, indent=len(step), allow_nan=False, ensure_ascii=False)
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: NaN and infinities become null, tuples lists, numpy scalars Python numbers."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        return _clean(value.item())
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    return str(value)
+    return _dumps(payload, indent)
 
 
 @dataclass(frozen=True)
@@ -167,35 +98,20 @@ class Report:
             raise AuditFailed(self, level)
         return self
 
-    def to_dict(self) -> dict:
-        from datavet import __version__
+    # Rendering and serialisation live in datavet.output; these are the documented Python API
+    # (docs/python-api.md), kept as thin delegations.
 
-        return _clean(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "tool": "datavet",
-                "version": __version__,
-                "passed": self.passed,
-                "exit_code": self.exit_code(),
-                "fail_on": self.fail_on.label,
-                "counts": self.counts(),
-                "target": self.target,
-                "task": self.task,
-                "task_reason": self.task_reason,
-                "findings": [f.to_dict() for f in self.findings],
-                "outcomes": [o.to_dict() for o in self.outcomes],
-                "datasets": self.datasets,
-                "baselines": self.baselines,
-                "notes": self.notes,
-                "duration_s": self.duration_s,
-                "ignored": [i.to_dict() for i in self.ignored],
-                **({"probes": self.probes} if self.probes is not None else {}),
-                **({"curves": self.curves} if self.curves is not None else {}),
-            }
-        )
+    def to_dict(self) -> dict:
+        """The report as JSON-safe plain data (:func:`datavet.output.json.payload`)."""
+        from datavet.output.json import payload
+
+        return payload(self)
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return dumps(self.to_dict(), indent=indent)
+        """The report as strict JSON text (no NaN, no Infinity)."""
+        from datavet.output.json import to_json
+
+        return to_json(self, indent=indent)
 
     def to_html(self) -> str:
         """The self-contained HTML report (no external URL, no script)."""
@@ -203,30 +119,18 @@ class Report:
 
         return render(self)
 
-    def save_html(self, path) -> None:
+    def save_html(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_html` to ``path`` atomically (temporary file, then rename)."""
-        from datavet._io import write_atomic
+        from datavet.output import save
 
-        write_atomic(path, self.to_html())
+        save(self, path, "html")
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
         return f"<Report exit_code={self.exit_code()} findings: {counts}>"
 
     def _repr_html_(self) -> str:
-        """The report in a Jupyter notebook: the full HTML report (verdict, findings, charts)
-        inside an ``<iframe srcdoc>``, so its styles never reach the notebook's page and the
-        notebook's never reach it. The frame is sandboxed: nothing in it may run a script (the
-        report has none). Its title carries the verdict for screen readers."""
-        import html
+        """The report in a Jupyter notebook (:func:`datavet.output.notebook.render`)."""
+        from datavet.output.notebook import render
 
-        counts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
-        verdict = "passed" if self.passed else f"failed (exit code {self.exit_code()})"
-        title = html.escape(f"datavet report: {verdict}; findings: {counts}", quote=True)
-        return (
-            '<div class="datavet-report">'
-            f'<iframe srcdoc="{html.escape(self.to_html(), quote=True)}" title="{title}" '
-            'sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox" '
-            'style="width: 100%; height: 720px; border: 1px solid #d0d5dd; border-radius: 6px">'
-            "</iframe></div>"
-        )
+        return render(self)

@@ -1,4 +1,11 @@
-"""The rule registry: one line per rule, in code order. Codes are a contract; never reuse one."""
+"""The rule registry: one line per rule of every family, in code order.
+
+Codes are a contract: never reuse or renumber one. Adding a rule of any family is its module,
+one line in :data:`REGISTRY` and its test; ``datavet rules``, ``datavet rule CODE``, the
+generated docs, selection and every renderer read the rules from here. ``RULES`` (the tabular
+and tensor rules that :func:`datavet.audit` runs), ``datavet.PROBES`` and
+``datavet.CURVE_RULES`` are views of it, by family.
+"""
 
 from __future__ import annotations
 
@@ -35,9 +42,41 @@ from datavet.auditors.train_test_overlap import TrainTestOverlap
 from datavet.auditors.unnormalized_inputs import UnnormalizedInputs
 from datavet.auditors.unseen_test_category import UnseenTestCategory
 from datavet.auditors.unseen_test_class import UnseenTestClass
+from datavet.curves.generalisation import (
+    Overfitting,
+    SuspiciouslyGoodValidation,
+    ValBetterThanTrain,
+)
+from datavet.curves.gradients import GradientSpikes
+from datavet.curves.learning_rate import LearningRateCollapse, LossDivergence, LossOscillation
+from datavet.curves.nonfinite import NonFiniteLoss
+from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
+from datavet.curves.validation_mode import ValidationInTrainMode
 from datavet.errors import UsageError
+from datavet.framework import Rule, choose, match_selector, split_selectors
+from datavet.probes.activations import SaturatedActivations, VanishingActivations
+from datavet.probes.amp_scaler import AmpWithoutGradScaler
+from datavet.probes.determinism import EvalNondeterminism
+from datavet.probes.double_softmax import DoubleSoftmax
+from datavet.probes.eval_pass import EvalPassChangesModel
+from datavet.probes.fp16_underflow import Fp16GradientUnderflow
+from datavet.probes.future_leakage import FutureLeakage
+from datavet.probes.initial_loss import InitialLoss
+from datavet.probes.loss_reduction import BatchSizeDependentLoss
+from datavet.probes.monitor import (
+    Fp16RangeLimits,
+    GradientSpike,
+    NonFiniteStep,
+    UpdateRatioOutOfRange,
+    ZeroGradientLayer,
+)
+from datavet.probes.no_gradient import ParametersWithoutGradient
+from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
+from datavet.probes.overfit import OverfitBatch
+from datavet.probes.padding_loss import PaddingInLoss
+from datavet.probes.stale_gradients import StaleGradients
 
-RULES: tuple[type[Auditor], ...] = (
+REGISTRY: tuple[type[Rule], ...] = (
     NanValues,  # V001
     InfValues,  # V002
     MissingLabels,  # V003
@@ -70,61 +109,89 @@ RULES: tuple[type[Auditor], ...] = (
     OrderFeatureLeakage,  # B004
     UnnormalizedInputs,  # T001
     NearDuplicateTensors,  # T002
+    InitialLoss,  # M001
+    OverfitBatch,  # M002
+    DoubleSoftmax,  # M003
+    NonFiniteForward,  # M004
+    NonFiniteBackward,  # M005
+    SaturatedActivations,  # M006
+    VanishingActivations,  # M007
+    EvalNondeterminism,  # M008
+    BatchSizeDependentLoss,  # M009
+    StaleGradients,  # M010
+    GradientSpike,  # M011 (GradientMonitor)
+    NonFiniteStep,  # M012 (GradientMonitor)
+    FutureLeakage,  # M013
+    PaddingInLoss,  # M014
+    ParametersWithoutGradient,  # M015
+    Fp16GradientUnderflow,  # M016
+    EvalPassChangesModel,  # M017
+    ZeroGradientLayer,  # M018 (GradientMonitor)
+    AmpWithoutGradScaler,  # M019
+    UpdateRatioOutOfRange,  # M020 (GradientMonitor)
+    Fp16RangeLimits,  # M021 (GradientMonitor)
+    NonFiniteLoss,  # C001
+    LossDivergence,  # C002
+    LossOscillation,  # C003
+    NoLearningPlateau,  # C004
+    LossBarelyMoves,  # C005
+    Overfitting,  # C006
+    ValBetterThanTrain,  # C007
+    SuspiciouslyGoodValidation,  # C008
+    GradientSpikes,  # C009
+    LearningRateCollapse,  # C010
+    ValidationInTrainMode,  # C011
 )
 
+CODES: dict[str, type[Rule]] = {r.code: r for r in REGISTRY}
+NAMES: dict[str, type[Rule]] = {r.name: r for r in REGISTRY}
+
+# The rules datavet.audit runs (tabular and tensor inputs): a view of the registry.
+RULES: tuple[type[Auditor], ...] = tuple(r for r in REGISTRY if issubclass(r, Auditor))
 BY_CODE: dict[str, type[Auditor]] = {r.code: r for r in RULES}
 BY_NAME: dict[str, type[Auditor]] = {r.name: r for r in RULES}
 
+__all__ = [
+    "BY_CODE",
+    "BY_NAME",
+    "CODES",
+    "NAMES",
+    "REGISTRY",
+    "RULES",
+    "choose",
+    "find",
+    "family",
+    "in_section",
+    "lookup",
+    "match_selector",
+    "select_rules",
+    "split_selectors",
+]
 
-def lookup(key: str) -> type[Auditor]:
-    """A rule by code (``V001``) or name (``nan-values``)."""
-    rule = BY_CODE.get(key.strip().upper()) or BY_NAME.get(key.strip().lower())
-    if rule is None:  # the model probes (M codes) share the rule namespace
-        from datavet.probes.registry import lookup_probe
 
-        rule = lookup_probe(key)
-    if rule is None:  # the curve rules (C codes) too
-        from datavet.curves.registry import find as lookup_curve
+def find(key: str) -> type[Rule] | None:
+    """A rule of any family by code (``V001``, ``M002``) or name (``nan-values``), or None."""
+    key = str(key).strip()
+    return CODES.get(key.upper()) or NAMES.get(key.lower())
 
-        rule = lookup_curve(key)
+
+def lookup(key: str) -> type[Rule]:
+    """A rule of any family by code (``V001``) or name (``nan-values``)."""
+    rule = find(key)
     if rule is None:
         raise UsageError(f"unknown rule {key!r}; `datavet rules` lists them")
     return rule
 
 
-def match_selector(
-    selector: str,
-    pool,
-    *,
-    what: str = "rule",
-    example: str = "a code (V001), a prefix (V, F00) or a name (nan-values)",
-) -> list:
-    """The rules of ``pool`` that one selector means: ``ALL``, a name, or a code prefix."""
-    sel = selector.strip()
-    if not sel:
-        return []
-    if sel.upper() == "ALL":
-        return list(pool)
-    named = [r for r in pool if r.name == sel.lower()]
-    if named:
-        return named
-    found = [r for r in pool if r.code.startswith(sel.upper())]
-    if not found:
-        raise UsageError(
-            f"unknown {what} selector {selector!r}: use {example}; `datavet rules` lists them"
-        )
-    return found
+def in_section(code: str, section: str) -> bool:
+    """Whether rule ``code`` declares report section ``section`` (framework.SECTIONS)."""
+    rule = CODES.get(code)
+    return rule is not None and section in rule.sections
 
 
-def choose(pool, select, ignore, matches=None) -> list:
-    """The members of ``pool`` chosen by ``select`` (default: all) minus ``ignore``, in pool
-    order; ``matches(selector)`` resolves one selector (default: ``match_selector`` on ``pool``)."""
-    if matches is None:
-        matches = lambda sel: match_selector(sel, pool)  # noqa: E731
-    select, ignore = split_selectors(select), split_selectors(ignore)
-    chosen = set(pool) if not select else {r for s in select for r in matches(s)}
-    dropped = {r for s in ignore for r in matches(s)}
-    return [r for r in pool if r in chosen and r not in dropped]
+def family(base: type[Rule]) -> tuple[type[Rule], ...]:
+    """The registry's rules of one family (``Auditor``, ``Probe``, ``CurveRule``), in order."""
+    return tuple(r for r in REGISTRY if issubclass(r, base))
 
 
 def select_rules(
@@ -136,12 +203,3 @@ def select_rules(
     Selectors are codes, code prefixes (a family: ``L``, ``S00``) or names, as in ruff.
     """
     return choose(RULES, select, ignore)
-
-
-def split_selectors(value) -> list[str]:
-    """``"V001,F"`` or ``["V001", "F"]`` -> ``["V001", "F"]``."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [value]
-    return [part for item in value for part in str(item).split(",") if part.strip()]

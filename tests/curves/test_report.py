@@ -16,9 +16,9 @@ from output.browser import chromium
 
 import datavet
 from datavet.curves.api import MAX_CHART_POINTS
-from datavet.curves.text import render as render_text
 from datavet.output import html
 from datavet.output.json import schema
+from datavet.output.text_curves import render as render_text
 
 from .conftest import CURVES, healthy_loss
 

@@ -208,3 +208,45 @@ def test_planted_audit_validates(validator):
     assert errors(validator, log) == []
     assert len(log["runs"][0]["results"]) == len(report.findings)
     assert Path(SAMPLE / "planted_train.csv").is_file()
+
+
+def _levels(report) -> dict[str, str]:
+    log = json.loads(render(report, "sarif"))
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    return {r["id"]: r["defaultConfiguration"]["level"] for r in rules}
+
+
+def test_curve_rules_carry_their_own_default_severity(validator):
+    """C001 and C002 default to error: the descriptors come from the one registry, not the
+    tabular rules' alone (which gave every C rule "warning")."""
+    loss = [1.4 * 0.99**i for i in range(100)] + [3.0 * 1.5**i for i in range(20)]
+    report = datavet.diagnose_curves([{"step": i, "loss": v} for i, v in enumerate(loss)])
+    levels = _levels(report)
+    assert levels["C001"] == "error" and levels["C002"] == "error"
+    for rule in datavet.CURVE_RULES:
+        assert (
+            levels[rule.code]
+            == {"error": "error", "warning": "warning", "info": "note"}[rule.severity.label]
+        ), rule.code
+    log = json.loads(render(report, "sarif"))
+    assert errors(validator, log) == []
+    c002 = next(r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "C002")
+    assert "datavet rule C002" in c002["help"]["text"]
+    assert c002["shortDescription"]["text"] == datavet.CURVE_RULES[1].summary
+
+
+def test_probe_rules_carry_their_own_default_severity(validator):
+    """A probe report's M rules: error where the probe defaults to error (M004, M005),
+    warning where it defaults to warning (M001)."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    batch = (torch.randn(16, 4), torch.randint(0, 3, (16,)))
+    report = datavet.probe(
+        model, batch, loss_fn=torch.nn.CrossEntropyLoss(), select="M001,M004,M005"
+    )
+    levels = _levels(report)
+    assert levels == {"M001": "warning", "M004": "error", "M005": "error"}
+    assert errors(validator, json.loads(render(report, "sarif"))) == []
+    monitor = datavet.GradientMonitor().report()  # M011, M012, M018: nothing recorded
+    assert _levels(monitor) == {"M011": "warning", "M012": "error", "M018": "warning"}

@@ -22,7 +22,7 @@ from datavet.probes.registry import PROBES
 from .models import CE, MSE, codes, run, seed_batch, seed_mlp, status
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-MODEL_PROBES = [p.code for p in PROBES if p.needs == "model"]
+MODEL_PROBES = [p.code for p in PROBES if "model" in p.needs]
 
 
 def snapshot(model):

@@ -16,7 +16,7 @@ from datavet.output import html, html_probes
 from .models import MSE, run, seed_batch, seed_mlp, tanh_stacks
 from .test_monitor import SPIKES, record, synthetic_norms
 
-MODEL_CODES = [p.code for p in datavet.PROBES if p.needs == "model"]
+MODEL_CODES = [p.code for p in datavet.PROBES if "model" in p.needs]
 
 
 def _browser():

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from datavet.auditors.constant_feature import tensor_message
 from datavet.errors import UsageError
 from datavet.scan.tensors import (
     Layout,
@@ -171,7 +172,7 @@ def test_in_place_hashing_equals_a_copy():
 def constant_message(x: np.ndarray, axis=None) -> tuple[str, object]:
     p = profile_block(x, None, 0, plan_for(x, axis=axis), "train")
     parts = p.tensor.constant_parts(p.columns)
-    return (None, None) if parts is None else (parts.message("train"), parts)
+    return (None, None) if parts is None else (tensor_message(parts, "train"), parts)
 
 
 def test_mnist_like_border_is_one_summary():
@@ -362,7 +363,7 @@ def test_merge_of_blocks_equals_the_whole(case):
     parts_m = tm.constant_parts(merged.columns)
     assert (parts_w is None) == (parts_m is None)
     if parts_w is not None:
-        assert parts_w.message("train") == parts_m.message("train")
+        assert tensor_message(parts_w, "train") == tensor_message(parts_m, "train")
 
 
 @settings(max_examples=30, deadline=None)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
-from datavet.errors import UsageError
 from datavet.findings import Finding, Severity
+from datavet.framework import Rule, Skip, fmt, pct, plural, rows_text
 from datavet.scan import Profile
 from datavet.scan.neardup import NearRows
 from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
@@ -16,12 +16,21 @@ from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
 if TYPE_CHECKING:
     from datavet.baselines import Baselines
 
-
-class Skip(Exception):
-    """Raised by an auditor that cannot apply (no target, no test split, regression task...).
-
-    The runner records the rule as skipped with this reason; it is not a failure.
-    """
+__all__ = [
+    "AuditContext",
+    "Auditor",
+    "ColumnItem",
+    "Skip",
+    "fmt",
+    "group_many",
+    "grouped",
+    "iter_features",
+    "keyless",
+    "keyless_text",
+    "pct",
+    "plural",
+    "rows_text",
+]
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,20 @@ class AuditContext:
     def splits(self) -> list[Profile]:
         return [self.train] if self.test is None else [self.train, self.test]
 
+    def unmet(self, need: str) -> str | None:
+        """Why this context cannot give a rule ``need`` (None: it can, or the runner
+        provides it before the rules run)."""
+        try:
+            if need == "target":
+                self.require_target()
+            elif need == "classification":
+                self.require_classification()
+            elif need == "test":
+                self.require_test()
+        except Skip as skip:
+            return str(skip)
+        return None
+
     def require_target(self) -> None:
         if self.target is None or self.train.label is None:
             raise Skip("no target column given (pass --target)")
@@ -88,84 +111,11 @@ class AuditContext:
             raise Skip("no test split given (pass --test)")
 
 
-class Auditor:
-    """Base class. Subclasses set ``code``, ``name``, ``severity``, ``summary`` and
-    ``thresholds`` (the only place their numbers live) and implement :meth:`check`.
-    """
+class Auditor(Rule):
+    """A tabular (V/F/L/S/B) or tensor (T) rule: a pure function of the split profiles
+    (:class:`AuditContext`). Everything else is :class:`datavet.framework.Rule`'s."""
 
-    code: ClassVar[str]
-    name: ClassVar[str]
     severity: ClassVar[Severity]
-    summary: ClassVar[str]
-    thresholds: ClassVar[Mapping[str, float]] = {}
-
-    def __init__(
-        self, *, severity: Severity | None = None, thresholds: Mapping[str, float] | None = None
-    ) -> None:
-        self.level = severity if severity is not None else type(self).severity
-        unknown = set(thresholds or {}) - set(self.thresholds)
-        if unknown:
-            known = ", ".join(sorted(self.thresholds)) or "none"
-            raise UsageError(
-                f"{self.code} has no threshold {', '.join(sorted(unknown))} (known: {known})"
-            )
-        self.options = {**self.thresholds, **(thresholds or {})}
-
-    def check(self, ctx: AuditContext) -> Iterable[Finding]:  # pragma: no cover
-        raise NotImplementedError
-
-    def run(self, ctx: AuditContext) -> list[Finding]:
-        return list(self.check(ctx))
-
-    def finding(self, message: str, *, severity: Severity | None = None, **fields) -> Finding:
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=severity if severity is not None else self.level,
-            message=message,
-            **fields,
-        )
-
-
-def pct(part: float, whole: float) -> str:
-    """'0.75%' style; never divides by zero."""
-    if not whole:
-        return "0%"
-    value = 100.0 * part / whole
-    return f"{value:.1f}%" if value >= 1 or value == 0 else f"{value:.2g}%"
-
-
-def plural(n: int, word: str) -> str:
-    """'1 row', '3 rows', '1,204 groups'."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def rows_text(examples: Iterable[int], total: int | None, unit: str = "row") -> str:
-    """'rows 3, 17, 40' plus '+N more' when the examples are capped (``unit="sample"`` for
-    tensor inputs: 'samples 3, 17')."""
-    ex = list(examples)
-    if not ex:
-        return ""
-    word = unit if len(ex) == 1 and (total or 1) == 1 else unit + "s"
-    text = f"{word} {', '.join(str(i) for i in ex)}"
-    if total is not None and total > len(ex):
-        text += f" (+{total - len(ex)} more)"
-    return text
-
-
-def fmt(value: float | None) -> str:
-    """A number for a message: 3 significant digits, no scientific notation for ordinary sizes."""
-    if value is None:
-        return "n/a"
-    if value != value:  # NaN
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return str(value)
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}" if abs(value) >= 10_000 else str(int(value))
-    if 1000 <= abs(value) < 1e15:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
 
 
 def iter_features(profile: Profile, kinds: tuple[str, ...] | None = None) -> Iterator:

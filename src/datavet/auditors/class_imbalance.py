@@ -26,9 +26,9 @@ class ClassImbalance(Auditor):
     severity = Severity.WARNING
     summary = "majority/minority class ratio >= 10"
     thresholds = {"max_ratio": 10.0}
+    needs = ("classification",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_classification()
         label = ctx.train.label
         if not label.values.exact:
             raise Skip("more than 1,024 classes; class counts are not exact")

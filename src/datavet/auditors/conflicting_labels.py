@@ -29,9 +29,9 @@ class ConflictingLabels(Auditor):
     name = "conflicting-labels"
     severity = Severity.WARNING
     summary = "identical features with different labels"
+    needs = ("target",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
         if ctx.task == "regression":
             raise Skip(
                 "regression target: rows with equal features and different targets are noise "

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 from datavet.auditors.base import AuditContext, Auditor, ColumnItem, Skip, grouped
 from datavet.findings import Severity
 from datavet.scan.vectors import constant_parts
+
+if TYPE_CHECKING:
+    from datavet.scan.tensors import ConstantParts
 
 
 class ConstantFeature(Auditor):
@@ -17,6 +23,7 @@ class ConstantFeature(Auditor):
     dimension, in one finding per column: "12 of 768 dimensions of vector column 'emb' are
     constant in train". Several constant columns of a table are one finding that lists them
     (the first five in the message, every one in ``columns``).
+    A train split with fewer than ``min_rows`` rows is not judged.
 
     **Why it matters**
     A constant column carries no information. Standardising it divides by a zero standard
@@ -31,6 +38,8 @@ class ConstantFeature(Auditor):
     severity = Severity.WARNING
     summary = "one distinct non-null value in train"
     thresholds = {"min_rows": 2}
+    column_cell = "std"
+    per_column = ("train",)
 
     def check(self, ctx: AuditContext):
         train = ctx.train
@@ -40,7 +49,7 @@ class ConstantFeature(Auditor):
             parts = train.tensor.constant_parts(train.columns)
             if parts is not None:
                 yield self.finding(
-                    parts.message("train"),
+                    tensor_message(parts, "train"),
                     split="train",
                     columns=parts.columns,
                     n_affected=parts.constant,
@@ -56,7 +65,7 @@ class ConstantFeature(Auditor):
                 parts = constant_parts(col.name, col.vector)
                 if parts is not None:
                     yield self.finding(
-                        parts.message("train"),
+                        tensor_message(parts, "train"),
                         split="train",
                         columns=(col.name,),
                         n_affected=len(parts.constant),
@@ -92,3 +101,39 @@ class ConstantFeature(Auditor):
             hint=hint,
             count="columns",
         )
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if math.isfinite(v) and v == int(v) and abs(v) < 1e15 else f"{v:.4g}"
+
+
+def tensor_message(parts: ConstantParts, split: str) -> str:
+    """The one finding's message for the constant inputs of a tensor split."""
+    if parts.layout.kind == "features":
+        listed = ", ".join(f"{n!r} ({_num(v)})" for n, v in parts.channels[:10])
+        more = f" (+{len(parts.channels) - 10} more)" if len(parts.channels) > 10 else ""
+        return (
+            f"{parts.constant:,} of {parts.positions:,} input features are constant in "
+            f"{split} (one value in every sample): {listed}{more}."
+        )
+    if parts.channels:
+        listed = _join([repr(n) for n, _ in parts.channels[:8]])
+        values = sorted({_num(v) for _, v in parts.channels})
+        every = f"every value {values[0]}" if len(values) == 1 else "one value each"
+        verb = "is" if len(parts.channels) == 1 else "are"
+        word = "channel" if len(parts.channels) == 1 else "channels"
+        text = f"Input {word} {listed} {verb} constant in {split} ({every})"
+        if parts.others:
+            text += (
+                f"; besides, {parts.others:,} of the {parts.positions:,} input positions never "
+                f"change: {parts.where}"
+            )
+        return text + "."
+    return (
+        f"{parts.others:,} of {parts.positions:,} input positions are constant in {split} "
+        f"(one value in every sample): {parts.where}."
+    )

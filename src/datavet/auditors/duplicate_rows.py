@@ -10,6 +10,7 @@ class DuplicateRows(Auditor):
     **What it checks**
     Each split on its own: rows whose features (the same canonical 128-bit hashes as S001) and
     label equal an earlier row's. The count is of the extra copies; the first copy is not counted.
+    A split is reported once it holds at least ``min_count`` duplicate rows.
 
     **Why it matters**
     Duplicates weight some examples more than others without anyone deciding so, and when the
@@ -26,6 +27,7 @@ class DuplicateRows(Auditor):
     severity = Severity.WARNING
     summary = "identical rows within a split"
     thresholds = {"min_count": 1}
+    needs = ("row_keys",)
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

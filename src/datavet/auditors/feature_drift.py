@@ -166,9 +166,10 @@ class FeatureDrift(Auditor):
     severity = Severity.WARNING
     summary = "a feature's distribution differs between train and test"
     thresholds = {"alpha": 0.001, "min_effect": 0.1}
+    needs = ("test", "scipy")
+    sections = ("drift",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         columns = drift_features(ctx)
         if not columns:
             raise Skip("no feature of a comparable kind in both splits")

@@ -11,6 +11,7 @@ class GroupLeakage(Auditor):
     With ``--group COL``: every distinct value of the group column in each split (counted
     exactly, by 128-bit hash), the groups present in both, how many rows they hold on each side,
     and the share of test rows that belong to a group train has seen.
+    It fires once at least ``min_groups`` groups are shared.
 
     **Why it matters**
     It is the most common leak: samples of one subject split across train
@@ -28,6 +29,7 @@ class GroupLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one group's (subject's) rows in both train and test (--group)"
     thresholds = {"min_groups": 1}
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         if ctx.group is None:

@@ -15,6 +15,7 @@ class HighCardinalityLabel(Auditor):
     column looks like. All-distinct whole numbers of a regression target count only when they
     run consecutively (row numbers) or the column is named like a key: a population or a
     price in cents is all distinct too, and is no ID.
+    An ID-like label is judged only with at least ``min_rows`` labelled rows.
 
     **Why it matters**
     A "class" with one or two rows cannot be learned or evaluated; a softmax over thousands of
@@ -32,9 +33,9 @@ class HighCardinalityLabel(Auditor):
     severity = Severity.WARNING
     summary = "the target has too many distinct values to be classes (an ID?)"
     thresholds = {"max_classes": 100, "max_unique_fraction": 0.9, "min_rows": 50}
+    needs = ("target",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
         label = ctx.train.label
         n = label.values.n_distinct
         present = label.present

@@ -31,9 +31,10 @@ class IdColumnOverlap(Auditor):
     severity = Severity.WARNING
     summary = "an ID-like column shares values across train and test"
     thresholds = {"min_shared": 0.1}
+    sections = ("leakage",)
+    needs = ("test",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         candidates = [c for c in ctx.id_columns if c != ctx.group]
         if not candidates:
             raise Skip("no ID-like column" + (" besides the --group column" if ctx.group else ""))

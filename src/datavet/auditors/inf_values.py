@@ -14,6 +14,7 @@ class InfValues(Auditor):
     and the finding names the rows, the element positions and the dimensions.
     When more than five columns of a split hold infinities they are one finding listing the
     columns (every column in ``columns``, its count in ``metrics``).
+    A column is reported once it holds at least ``min_count`` infinite values.
 
     **Why it matters**
     Infinity usually comes from ``log(0)``, a division by zero or an overflowing cast upstream.
@@ -30,6 +31,8 @@ class InfValues(Auditor):
     severity = Severity.ERROR
     summary = "+inf or -inf in a feature"
     thresholds = {"min_count": 1}
+    column_cell = "inf"
+    per_column = ("train", "test")
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

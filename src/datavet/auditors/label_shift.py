@@ -35,10 +35,9 @@ class LabelShift(Auditor):
     severity = Severity.WARNING
     summary = "train and test label distributions differ"
     thresholds = {"alpha": 0.001, "min_tvd": 0.1, "min_d": 0.2}
+    needs = ("target", "test", "scipy")
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
-        ctx.require_test()
         train, test = ctx.train.label, ctx.test.label
         if test is None or test.present == 0:
             raise Skip("the test split has no labels")

@@ -25,9 +25,9 @@ class MissingLabels(Auditor):
     name = "missing-labels"
     severity = Severity.ERROR
     summary = "target is NaN / None"
+    needs = ("target",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
         for profile in ctx.splits:
             label = profile.label
             if label is None or not label.missing:

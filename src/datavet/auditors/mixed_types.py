@@ -30,6 +30,9 @@ class MixedTypes(Auditor):
     severity = Severity.WARNING
     summary = "a column mixes numbers and strings"
     thresholds = {"min_numeric": 0.5}
+    column_cell = "dtype"
+    per_column = ("train", "test")
+    per_column_kinds = ("string",)
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

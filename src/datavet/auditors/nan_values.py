@@ -16,6 +16,7 @@ class NanValues(Auditor):
     five columns of a split hold missing values they are one finding listing the columns (the
     first five in the message with their counts; every column in ``columns`` and its count in
     ``metrics``).
+    A column is reported once it holds at least ``min_count`` missing values.
 
     **Why it matters**
     One NaN in an input makes the forward pass NaN, then the loss, then (after one update) every
@@ -32,6 +33,8 @@ class NanValues(Auditor):
     severity = Severity.ERROR
     summary = "NaN / None / NaT in a feature"
     thresholds = {"min_count": 1}
+    column_cell = "nan"
+    per_column = ("train", "test")
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

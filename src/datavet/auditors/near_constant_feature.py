@@ -13,6 +13,7 @@ class NearConstantFeature(Auditor):
     exact up to 1,024 distinct values; beyond that a Misra-Gries sketch bounds the error at 0.1%.
     Several such columns are one finding that lists them (the first five in the message, every
     one in ``columns``; ``n_affected`` is then the number of columns).
+    A train split with fewer than ``min_rows`` rows is not judged.
 
     **Why it matters**
     A feature that is almost always the same value gives the model a handful of rows to learn
@@ -29,6 +30,8 @@ class NearConstantFeature(Auditor):
     severity = Severity.INFO
     summary = "one value covers >= 99% of train rows"
     thresholds = {"min_fraction": 0.99, "min_rows": 2}
+    column_cell = "distinct"
+    per_column = ("train",)
 
     def check(self, ctx: AuditContext):
         train = ctx.train

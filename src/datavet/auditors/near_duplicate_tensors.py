@@ -39,6 +39,7 @@ class NearDuplicateTensors(Auditor):
     severity = Severity.WARNING
     summary = "test images that are near copies of train images (re-encoded, resized, brightened)"
     thresholds = {"max_bits": 6, "min_corr": 0.99, "min_detail": 0.9, "min_matches": 1}
+    needs = ("test",)
 
     def check(self, ctx: AuditContext):
         if ctx.test is None:

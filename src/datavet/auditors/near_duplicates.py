@@ -46,9 +46,10 @@ class NearDuplicates(Auditor):
     severity = Severity.WARNING
     summary = "test rows that are near copies of train rows (equal after normalising)"
     thresholds = {"digits": 6, "min_agree": 0.5, "min_columns": 2}
+    needs = ("test", "near_hashes")
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         if ctx.near is None:
             raise Skip("the near-duplicate pass did not run")
         if not ctx.near_columns:

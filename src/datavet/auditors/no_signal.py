@@ -54,6 +54,7 @@ class NoSignal(Auditor):
     severity = Severity.WARNING
     summary = "the linear baseline is no better than majority/mean"
     thresholds = {"alpha": 0.05, "min_rows": 30}
+    needs = ("baselines", "scipy")
 
     def check(self, ctx: AuditContext):
         b = ctx.require_baselines()

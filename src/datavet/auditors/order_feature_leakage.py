@@ -20,6 +20,7 @@ class OrderFeatureLeakage(Auditor):
     of at least ``min_auc`` (0.75) for a binary label, one-feature accuracy at least
     ``min_gain`` (0.1) above the majority class otherwise, |Spearman| of at least ``min_rho``
     (0.5) for regression. Each such feature is named.
+    With fewer than ``min_rows`` usable rows in the sample a feature (or the rule) is skipped.
 
     **Why it matters**
     The label of such a file depends on where a row sits (it was sorted or assembled in blocks),
@@ -43,6 +44,8 @@ class OrderFeatureLeakage(Auditor):
         "min_rho": 0.5,
         "min_rows": 30,
     }
+    needs = ("baselines", "scipy")
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         from scipy.stats import spearmanr

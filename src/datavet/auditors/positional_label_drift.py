@@ -27,6 +27,7 @@ class PositionalLabelDrift(Auditor):
     blocks and classes, and a finding needs an effect that matters as well: Cohen's h of at
     least ``min_effect`` (0.2) between the segment and the rest, or Cramer's V of at least
     ``min_v`` (0.1). So a shuffled file stays quiet however large it is.
+    With fewer than ``min_rows`` labelled rows the rule is skipped.
 
     **Why it matters**
     A file whose first rows carry another label distribution was assembled in order (by date,
@@ -44,9 +45,10 @@ class PositionalLabelDrift(Auditor):
     severity = Severity.WARNING
     summary = "label distribution depends on row order"
     thresholds = {"alpha": 0.001, "min_effect": 0.2, "min_v": 0.1, "groups": 10, "min_rows": 20}
+    needs = ("classification", "scipy")
+    sections = ("label_position",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_classification()
         label = ctx.train.label
         bins = label.positions
         if bins.overflow or len(bins.classes) < 2:

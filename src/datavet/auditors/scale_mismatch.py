@@ -36,6 +36,7 @@ class ScaleMismatch(Auditor):
     severity = Severity.WARNING
     summary = "numeric features' scales differ >= 100x (names the outliers)"
     thresholds = {"min_ratio": 100.0, "outlier_ratio": 10.0, "near_constant": 0.99}
+    column_cell = "std"
 
     def check(self, ctx: AuditContext):
         scales = {}

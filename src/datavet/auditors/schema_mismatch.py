@@ -28,9 +28,10 @@ class SchemaMismatch(Auditor):
     name = "schema-mismatch"
     severity = Severity.ERROR
     summary = "train/test columns or dtypes differ"
+    column_cell = "dtype"
+    needs = ("test",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         train = [(n, t) for n, t, _ in ctx.columns["train"] if n != ctx.target]
         test = [(n, t) for n, t, _ in ctx.columns["test"] if n != ctx.target]
         train_t, test_t = dict(train), dict(test)

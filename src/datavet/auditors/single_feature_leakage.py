@@ -43,6 +43,7 @@ class SingleFeatureLeakage(Auditor):
 
     It fires at ``min_score`` (0.99) or more, naming the feature. Rows where the feature is
     missing are left out of that feature's score.
+    With fewer than ``min_rows`` labelled rows in the sample the rule is skipped.
 
     **Why it matters**
     A single column that gives the label away is almost always leakage: the label itself under
@@ -60,9 +61,11 @@ class SingleFeatureLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one feature alone predicts the label near perfectly"
     thresholds = {"min_score": 0.99, "min_rows": 30}
+    needs = ("target", "baselines", "scipy")
+    column_cell = "name"
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_target()
         table = ctx.train.sample.table
         if table is None:
             raise Skip("no rows sampled")

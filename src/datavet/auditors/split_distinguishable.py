@@ -123,9 +123,9 @@ class SplitDistinguishable(Auditor):
     severity = Severity.WARNING
     summary = "a classifier tells train rows from test rows (adversarial validation)"
     thresholds = {"alpha": 1e-5, "min_auc": 0.6}
+    needs = ("test", "scipy")
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         columns = drift_features(ctx)
         if not columns:
             raise Skip("no feature of a comparable kind in both splits")

@@ -44,6 +44,7 @@ class SuspiciouslyGood(Auditor):
     severity = Severity.WARNING
     summary = "a baseline is near perfect (with confidence): look for leakage"
     thresholds = {"min_score": 0.99, "confidence": 0.95}
+    needs = ("baselines",)
 
     def check(self, ctx: AuditContext):
         b = ctx.require_baselines()

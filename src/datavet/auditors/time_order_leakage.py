@@ -32,6 +32,8 @@ class TimeOrderLeakage(Auditor):
     severity = Severity.WARNING
     summary = "test rows older than the newest train rows (--time)"
     thresholds = {"max_auto_older": 0.5}
+    needs = ("near_hashes",)
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
         if ctx.time is None:

@@ -41,9 +41,10 @@ class TrainTestOverlap(Auditor):
     name = "train-test-overlap"
     severity = Severity.ERROR
     summary = "identical rows (features) in train and test"
+    needs = ("test", "row_keys")
+    sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         if not _shared_features(ctx):
             raise Skip("train and test share no feature column, so overlap is undefined (see S004)")
         found, left_out = keyless(ctx, lambda checks: checks.overlap)

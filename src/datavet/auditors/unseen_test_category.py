@@ -12,6 +12,7 @@ class UnseenTestCategory(Auditor):
     dictionary column) in train or test: the test values that never occur in train, with how
     many test rows hold them. Needs exact value counts on both sides (at most 1,024 distinct
     values); plain text columns are left alone, since free text is new in every split.
+    A column is reported when at least ``min_rows`` test rows hold an unseen value.
 
     **Why it matters**
     A category the model never saw is encoded as "unknown" (or crashes the encoder) at
@@ -28,9 +29,9 @@ class UnseenTestCategory(Auditor):
     severity = Severity.WARNING
     summary = "a categorical feature's test value never seen in train"
     thresholds = {"min_rows": 1}
+    needs = ("test",)
 
     def check(self, ctx: AuditContext):
-        ctx.require_test()
         test = ctx.test
         if not any(_categorical(c.dtype) for p in (ctx.train, test) for c in p.columns.values()):
             raise Skip("no categorical (dictionary) feature column")

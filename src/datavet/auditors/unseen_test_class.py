@@ -27,10 +27,9 @@ class UnseenTestClass(Auditor):
     name = "unseen-test-class"
     severity = Severity.ERROR
     summary = "a test label never seen in train"
+    needs = ("classification", "test")
 
     def check(self, ctx: AuditContext):
-        ctx.require_classification()
-        ctx.require_test()
         train, test = ctx.train.label, ctx.test.label
         if test is None:
             raise Skip("the test split has no target column")

@@ -1,12 +1,28 @@
-"""Training-curve diagnosis: read the symptom on a training log (rules C001-C009), name the usual
+"""Training-curve diagnosis: read the symptom on a training log (rules C001-C010), name the usual
 causes in the order to check them, and mark the steps on the report's charts.
 
 ``datavet.diagnose_curves(log)`` returns a :class:`datavet.Report`; ``datavet curves LOG`` is the
 command line. Nothing here imports torch.
+
+The names below load on first use, so that a rule module (``datavet.curves.plateau``) imports
+without the runner and the registry: the registry (``datavet.rules``) imports the rule modules.
 """
 
-from datavet.curves.api import diagnose_curves
-from datavet.curves.registry import CURVE_RULES
-from datavet.curves.source import CurveLog, read_curves
+from __future__ import annotations
+
+import importlib
 
 __all__ = ["CURVE_RULES", "CurveLog", "diagnose_curves", "read_curves"]
+
+_LAZY = {
+    "diagnose_curves": "datavet.curves.api",
+    "CURVE_RULES": "datavet.curves.registry",
+    "CurveLog": "datavet.curves.source",
+    "read_curves": "datavet.curves.source",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'datavet.curves' has no attribute {name!r}")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import math
 import time
-import traceback
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from datavet.auditors.base import Skip
 from datavet.curves.base import CurveContext
 from datavet.curves.causes import describe
 from datavet.curves.registry import CURVE_RULES, find, select_curve_rules
 from datavet.curves.source import SERIES, CurveLog, read_curves
 from datavet.errors import UsageError
-from datavet.findings import Outcome, Severity, Status
+from datavet.findings import Severity, Status
+from datavet.framework import run_rules
 from datavet.report import Report
 
 MAX_CHART_POINTS = 2000  # per series in the report; extremes and flagged steps are always kept
@@ -132,31 +131,15 @@ def diagnose_curves(
         prior=prior,
         options={code: inst.options for code, inst in instances.items()},
     )
-    findings, outcomes, marks, fired = [], [], [], []
-    for rule_cls in rules:
-        rule = instances[rule_cls.code]
-        try:
-            found = rule.run(ctx)
-        except Skip as exc:
-            outcomes.append(Outcome(rule.code, rule.name, Status.SKIPPED, reason=str(exc)))
-            continue
-        except Exception as exc:  # one crashing rule never stops the others; exit code 2
-            outcomes.append(
-                Outcome(
-                    rule.code,
-                    rule.name,
-                    Status.CRASHED,
-                    reason=f"{type(exc).__name__}: {exc}",
-                    traceback=traceback.format_exc(),
-                )
-            )
-            continue
-        findings.extend(found)
-        marks.extend(rule.marks)
-        if found:
-            fired.append(rule_cls)
-        status = Status.FAILED if found else Status.PASSED
-        outcomes.append(Outcome(rule.code, rule.name, status, n_findings=len(found)))
+    marks, fired = [], []
+
+    def keep_marks(rule, outcome) -> None:
+        if outcome.status in (Status.PASSED, Status.FAILED):
+            marks.extend(rule.marks)
+        if outcome.status is Status.FAILED:
+            fired.append(type(rule))
+
+    findings, outcomes = run_rules([instances[r.code] for r in rules], ctx, after=keep_marks)
     duration = time.perf_counter() - started
     return Report(
         findings=findings,

@@ -14,65 +14,33 @@ positions otherwise), ``split`` is None.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from datavet.auditors.base import Skip
 from datavet.curves import signals
 from datavet.curves.source import CurveLog
-from datavet.errors import UsageError
-from datavet.findings import Finding, Severity
+from datavet.findings import Severity
+from datavet.framework import Rule, Skip
 
 __all__ = ["CurveContext", "CurveRule", "Skip", "step_text"]
 
 MAX_EXAMPLES = 20
 
 
-class CurveRule:
-    """Base class. Subclasses set ``code``, ``name``, ``severity``, ``summary``, ``thresholds``
-    (the only place their numbers live) and ``causes``, and implement :meth:`check`."""
+class CurveRule(Rule):
+    """A curve rule (C rule): :class:`datavet.framework.Rule` over a :class:`CurveContext`, plus
+    ``causes`` (the usual causes of its symptom, in the order to check them) and :meth:`mark`
+    (a flagged step for the report's charts)."""
 
-    code: ClassVar[str]
-    name: ClassVar[str]
     severity: ClassVar[Severity]
-    summary: ClassVar[str]
-    thresholds: ClassVar[Mapping[str, float]] = {}
+    needs: ClassVar[tuple[str, ...]] = ("training_log",)
     causes: ClassVar[tuple[tuple[str, str], ...]] = ()
-
-    def __init__(
-        self, *, severity: Severity | None = None, thresholds: Mapping[str, float] | None = None
-    ) -> None:
-        self.level = severity if severity is not None else type(self).severity
-        unknown = set(thresholds or {}) - set(self.thresholds)
-        if unknown:
-            known = ", ".join(sorted(self.thresholds)) or "none"
-            raise UsageError(
-                f"{self.code} has no threshold {', '.join(sorted(unknown))} (known: {known})"
-            )
-        self.options = {**self.thresholds, **(thresholds or {})}
-        self.marks: list[dict] = []  # flagged steps for the report's charts
-
-    def check(self, ctx: CurveContext) -> Iterable[Finding]:  # pragma: no cover
-        raise NotImplementedError
-
-    def run(self, ctx: CurveContext) -> list[Finding]:
-        self.marks = []
-        return list(self.check(ctx))
 
     def mark(self, series: str, step: float, label: str) -> None:
         self.marks.append({"code": self.code, "series": series, "step": step, "label": label})
-
-    def finding(self, message: str, *, severity: Severity | None = None, **fields) -> Finding:
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=severity if severity is not None else self.level,
-            message=message,
-            **fields,
-        )
 
 
 def step_text(step: float) -> str:

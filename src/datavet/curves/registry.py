@@ -1,33 +1,13 @@
-"""The curve-rule registry: one line per rule, in code order. Codes are a contract."""
+"""The curve rules' view of the one registry (:data:`datavet.rules.REGISTRY`), and their
+selection. A curve rule is listed once, in :mod:`datavet.rules`."""
 
 from __future__ import annotations
 
 from datavet.curves.base import CurveRule
-from datavet.curves.generalisation import (
-    Overfitting,
-    SuspiciouslyGoodValidation,
-    ValBetterThanTrain,
-)
-from datavet.curves.gradients import GradientSpikes
-from datavet.curves.learning_rate import LearningRateCollapse, LossDivergence, LossOscillation
-from datavet.curves.nonfinite import NonFiniteLoss
-from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
-from datavet.curves.validation_mode import ValidationInTrainMode
-from datavet.rules import choose, match_selector
+from datavet.framework import choose, match_selector
+from datavet.rules import family
 
-CURVE_RULES: tuple[type[CurveRule], ...] = (
-    NonFiniteLoss,  # C001
-    LossDivergence,  # C002
-    LossOscillation,  # C003
-    NoLearningPlateau,  # C004
-    LossBarelyMoves,  # C005
-    Overfitting,  # C006
-    ValBetterThanTrain,  # C007
-    SuspiciouslyGoodValidation,  # C008
-    GradientSpikes,  # C009
-    LearningRateCollapse,  # C010
-    ValidationInTrainMode,  # C011
-)
+CURVE_RULES: tuple[type[CurveRule], ...] = family(CurveRule)
 
 BY_CODE: dict[str, type[CurveRule]] = {r.code: r for r in CURVE_RULES}
 BY_NAME: dict[str, type[CurveRule]] = {r.name: r for r in CURVE_RULES}

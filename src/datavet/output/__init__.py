@@ -1,6 +1,9 @@
-"""Renderers: pure functions ``Report -> str``, one module per format."""
+"""Renderers: pure functions ``Report -> str``, one module per format (the registry
+:data:`FORMATS`, which every command's ``--format`` offers), and writing a rendered report."""
 
 from __future__ import annotations
+
+import os
 
 from datavet.output import concise as concise_output
 from datavet.output import github as github_output
@@ -10,8 +13,19 @@ from datavet.output import junit as junit_output
 from datavet.output import sarif as sarif_output
 from datavet.output import text as text_output
 
+
+def _text(report, *, colour: bool = False) -> str:
+    """Human text: the curve view for a training-log diagnosis, else the audit view."""
+    data = report.to_dict()
+    if data.get("curves") is not None:
+        from datavet.output.text_curves import render_dict as curves_text
+
+        return curves_text(data, colour=colour)
+    return text_output.render_dict(data, colour=colour)
+
+
 FORMATS = {
-    "text": text_output.render,
+    "text": _text,
     "json": json_output.render,
     "junit": junit_output.render,
     "sarif": sarif_output.render,
@@ -55,3 +69,17 @@ def render_many(items, fmt: str = "text", **options) -> str:
     from datavet.errors import UsageError
 
     raise UsageError(f"--format {fmt} holds one report; choose one dataset with --dataset NAME")
+
+
+def save(report, path: str | os.PathLike[str], fmt: str = "html", **options) -> None:
+    """Render ``report`` in ``fmt`` (a :data:`FORMATS` key, or ``"html"``) and write it to
+    ``path`` atomically (a temporary file beside it, then a rename)."""
+    from datavet._io import write_atomic
+
+    if fmt == "html":
+        from datavet.output.html import render as page
+
+        text = page(report)
+    else:
+        text = render(report, fmt, **options)
+    write_atomic(path, text)

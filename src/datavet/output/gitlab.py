@@ -38,7 +38,7 @@ def _where(data: dict, locations, split: str | None) -> dict:
 
 def render_many(items: Sequence[tuple[str | None, Any, Any]]) -> str:
     """One list of issues for every (dataset name, report, locations)."""
-    from datavet.report import dumps
+    from datavet.output.json import dumps
 
     issues: list[dict] = []
     seen: set[str] = set()

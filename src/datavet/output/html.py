@@ -23,17 +23,25 @@ MAX_EXAMPLES_SHOWN = 5
 COLLAPSE_AFTER = 30  # column tables longer than this show flagged columns and fold the rest
 CHART_CLASSES = 4
 BAR_CLASSES = 12
-# Which cell of the column table a rule points at.
-CELL_OF_RULE = {
-    "V001": "nan",
-    "V002": "inf",
-    "F001": "std",
-    "F002": "distinct",
-    "F003": "std",
-    "V004": "dtype",
-    "S004": "dtype",
-    "B003": "name",
-}
+
+
+def _rule(code: str):
+    """The rule's class from the one registry (None for a code it does not know)."""
+    from datavet.rules import find
+
+    return find(code)
+
+
+def _cell_of(code: str) -> str | None:
+    """Which cell of the column table a rule points at (the rule's ``column_cell``)."""
+    rule = _rule(code)
+    return rule.column_cell if rule is not None else None
+
+
+def _in_section(code: str, section: str) -> bool:
+    """Whether a rule's findings feed a report section (the rule's ``sections``)."""
+    rule = _rule(code)
+    return rule is not None and section in rule.sections
 
 
 def num(value) -> str:
@@ -137,7 +145,7 @@ def _flags(d: dict) -> dict[tuple[str, str], dict[str, str]]:
     rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
     flags: dict[tuple[str, str], dict[str, str]] = {}
     for f in d["findings"]:
-        cell = CELL_OF_RULE.get(f["code"])
+        cell = _cell_of(f["code"])
         if cell is None:
             continue
         splits = [f["split"]] if f["split"] else list(d["datasets"])
@@ -298,7 +306,7 @@ def _regroup(pos: dict, total_rows: int) -> dict:
 def _drift_charts(d: dict) -> list[dict]:
     shades = {}
     for f in d["findings"]:
-        if f["code"] == "L002" and f["metrics"].get("segment_end") is not None:
+        if _in_section(f["code"], "label_position") and f["metrics"].get("segment_end") is not None:
             shades[f["split"]] = (f["metrics"]["segment_start"], f["metrics"]["segment_end"])
     charts = []
     shown = None
@@ -343,16 +351,13 @@ def _drift_charts(d: dict) -> list[dict]:
     return charts
 
 
-LEAKAGE_RULES = ("S001", "S005", "S006", "S007", "S008", "B003", "B004")
-
-
 def _leakage(d: dict) -> dict | None:
     """Time ranges per split and the leakage findings, for the split-leakage section."""
     times = [{"split": s, **ds["time"]} for s, ds in d["datasets"].items() if ds.get("time")]
     found = [
         {"code": f["code"], "name": f["name"], "severity": f["severity"], "message": f["message"]}
         for f in d["findings"]
-        if f["code"] in LEAKAGE_RULES
+        if _in_section(f["code"], "leakage")
     ]
     if not times and not found:
         return None

@@ -45,7 +45,9 @@ def drift_view(data: dict) -> list[dict]:
     datasets = data.get("datasets") or {}
     if "train" not in datasets or "test" not in datasets:
         return []
-    columns = [c for f in data["findings"] if f["code"] == "S010" for c in f["columns"]]
+    from datavet.rules import in_section
+
+    columns = [c for f in data["findings"] if in_section(f["code"], "drift") for c in f["columns"]]
     out = []
     for column in columns:
         hists = {}

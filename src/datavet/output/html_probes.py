@@ -113,8 +113,18 @@ def _layers(rows: list[dict] | None) -> dict | None:
     }
 
 
+def _details(checks: dict, section: str) -> dict | None:
+    """The details of the probe that declares ``section`` (framework.SECTIONS), if it ran."""
+    from datavet.rules import REGISTRY
+
+    for rule in REGISTRY:
+        if section in rule.sections and rule.code in checks:
+            return checks[rule.code]
+    return None
+
+
 def _overfit(checks: dict) -> dict | None:
-    d = checks.get("M002")
+    d = _details(checks, "overfit_curve")
     if not d or not d.get("curve"):
         return None
     chart = _log_chart(d["curve"], y_label="log10 loss")
@@ -128,8 +138,9 @@ def _overfit(checks: dict) -> dict | None:
 
 
 def _future(checks: dict) -> dict | None:
-    """M013's table: one row per cut point (inputs after it changed, outputs up to it read)."""
-    d = checks.get("M013")
+    """The causality probe's table: one row per cut point (inputs after it changed, outputs up
+    to it read)."""
+    d = _details(checks, "future_cuts")
     if not d or not d.get("cuts"):
         return None
     cuts = d["cuts"]
@@ -165,8 +176,9 @@ def _future(checks: dict) -> dict | None:
 
 
 def _padding(checks: dict) -> dict | None:
-    """M014's figures: the loss with and without the padded positions, and what leaked."""
-    d = checks.get("M014")
+    """The padding probe's figures: the loss with and without the padded positions, and what
+    leaked."""
+    d = _details(checks, "padding_figures")
     if not d or "loss" not in d:
         return None
     attention = d.get("attention")

@@ -18,15 +18,17 @@ from typing import Any
 
 _LEVEL = {"info": 10, "warning": 20, "error": 30}
 
-# Rules that look at each column, the splits they look at, and the column kinds they evaluate
-# (None: every feature column). Every other rule is one testcase about the whole dataset.
-_PER_COLUMN: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
-    "V001": (("train", "test"), None),
-    "V002": (("train", "test"), None),
-    "V004": (("train", "test"), ("string",)),
-    "F001": (("train",), None),
-    "F002": (("train",), None),
-}
+
+def _per_column(code: str) -> tuple[tuple[str, ...], tuple[str, ...] | None] | None:
+    """The splits and column kinds a rule that looks at each column evaluates (declared on the
+    rule: ``per_column``, ``per_column_kinds``), or None: one testcase about the whole dataset."""
+    from datavet.rules import find
+
+    rule = find(code)
+    if rule is None or not rule.per_column:
+        return None
+    return rule.per_column, rule.per_column_kinds
+
 
 # pytest's bin_xml_escape: everything XML 1.0 cannot hold becomes #xNN / #xNNNN. Unlike pytest,
 # the C1 controls U+0080-U+009F are escaped too: XML allows them, but U+009B is a one-character
@@ -123,7 +125,7 @@ def _columns(data: dict, split: str, kinds: tuple[str, ...] | None) -> list[str]
 
 
 def _key(code: str, f: dict) -> tuple[str | None, str | None]:
-    if code in _PER_COLUMN and f.get("split") and f.get("columns"):
+    if _per_column(code) is not None and f.get("split") and f.get("columns"):
         return f["split"], ", ".join(f["columns"])
     return None, None
 
@@ -161,7 +163,7 @@ def _cases(name: str | None, data: dict):
             yield case
             continue
         groups: dict[tuple[str | None, str | None], tuple[list, list]] = {}
-        scope = _PER_COLUMN.get(code)
+        scope = _per_column(code)
         if scope is not None:
             splits, kinds = scope
             for split in splits:

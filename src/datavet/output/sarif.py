@@ -46,7 +46,7 @@ def render(report, *, name: str | None = None, locations: Locations | None = Non
 
 def render_many(items: Sequence[tuple[str | None, Any, Locations | None]]) -> str:
     """A SARIF log with one run per (dataset name, report, locations)."""
-    from datavet.report import dumps
+    from datavet.output.json import dumps
 
     log = {
         "$schema": SCHEMA_URI,
@@ -89,10 +89,11 @@ def _cap(text: str, limit: int = _MAX_DESCRIPTION) -> str:
 
 
 def rule_descriptor(code: str, name: str) -> dict:
-    """A SARIF reportingDescriptor, from the rule's docstring (its user documentation)."""
-    from datavet.rules import BY_CODE
+    """A SARIF reportingDescriptor, from the one registry (every family: V/F/L/S/B/T, M, C):
+    the rule's default severity, summary and docstring (its user documentation)."""
+    from datavet.rules import find
 
-    rule = BY_CODE.get(code)
+    rule = find(code)
     doc = inspect.cleandoc(rule.__doc__ or "") if rule is not None else ""
     head, sections = _sections(doc)
     summary = getattr(rule, "summary", None) or head or name

@@ -18,8 +18,11 @@ def clean(text: str) -> str:
     return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
-def _paint(text: str, code: str, colour: bool) -> str:
+def paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+_paint = paint
 
 
 def _dataset_line(split: str, d: dict) -> str:
@@ -67,7 +70,11 @@ def _baselines(b: dict | None) -> list[str]:
 
 
 def render(report, *, colour: bool = False) -> str:
-    data = report.to_dict()
+    return render_dict(report.to_dict(), colour=colour)
+
+
+def render_dict(data: dict, *, colour: bool = False) -> str:
+    """The text of a report's :meth:`~datavet.Report.to_dict` payload."""
     lines = [_dataset_line(s, d) for s, d in data["datasets"].items()]
     if data["target"]:
         lines.append(

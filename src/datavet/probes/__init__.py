@@ -1,12 +1,27 @@
-"""Model preflight probes (PyTorch): the training-side checks, as rules M001-M014.
+"""Model preflight probes (PyTorch): the training-side checks, as rules M001-M018.
 
-``datavet.probe(model, batch, loss_fn=...)`` runs M001-M010, M013 and M014 on copies of the model;
-``datavet.GradientMonitor`` records a real training loop and reports M011-M012. Torch is
-imported only when a probe runs: importing this package does not need it.
+``datavet.probe(model, batch, loss_fn=...)`` runs the model probes on copies of the model;
+``datavet.GradientMonitor`` records a real training loop and reports M011, M012 and M018. Torch
+is imported only when a probe runs: importing this package does not need it.
+
+The names below load on first use, so that a rule module (``datavet.probes.overfit``) imports
+without the runner and the registry: the registry (``datavet.rules``) imports the rule modules.
 """
 
-from datavet.probes.api import probe
-from datavet.probes.monitor import GradientMonitor
-from datavet.probes.registry import PROBES
+from __future__ import annotations
+
+import importlib
 
 __all__ = ["PROBES", "GradientMonitor", "probe"]
+
+_LAZY = {
+    "probe": "datavet.probes.api",
+    "GradientMonitor": "datavet.probes.monitor",
+    "PROBES": "datavet.probes.registry",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'datavet.probes' has no attribute {name!r}")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 import time
-import traceback
 from collections.abc import Callable, Mapping
 
-from datavet.auditors.base import Skip
 from datavet.errors import UsageError
-from datavet.findings import Outcome, Severity, Status
+from datavet.findings import Severity, Status
+from datavet.framework import run_rules
 from datavet.probes.base import ProbeContext, isolated_rng
 from datavet.probes.registry import lookup, select_probes
 
@@ -342,36 +341,18 @@ def probe(
         "step_s": step_s,
         "started": time.perf_counter(),
     }
-    findings, outcomes, checks = [], [], {}
-    per_probe: dict[str, float] = {}
-    for p in probes:
-        probe_started = time.perf_counter()
-        try:
-            if ctx.task == "unknown" and p.code in ("M001", "M003"):
-                raise Skip(f"the task is unknown ({reason}); pass task=")
-            found = p.run(ctx)
-        except Skip as skip:
-            outcomes.append(Outcome(p.code, p.name, Status.SKIPPED, reason=str(skip)))
-            checks[p.code] = {"headline": f"skipped: {skip}", **p.details}
-            continue
-        except Exception as exc:  # one crashing probe never stops the others; exit code 2
-            outcomes.append(
-                Outcome(
-                    p.code,
-                    p.name,
-                    Status.CRASHED,
-                    reason=f"{type(exc).__name__}: {exc}",
-                    traceback=traceback.format_exc(),
-                )
-            )
-            checks[p.code] = {"headline": f"crashed: {type(exc).__name__}"}
-            continue
-        finally:
-            per_probe[p.code] = time.perf_counter() - probe_started
-        findings.extend(found)
-        status = Status.FAILED if found else Status.PASSED
-        outcomes.append(Outcome(p.code, p.name, status, n_findings=len(found)))
-        checks[p.code] = dict(p.details)
+    checks: dict[str, dict] = {}
+
+    def keep_details(p, outcome) -> None:
+        if outcome.status is Status.SKIPPED:
+            checks[p.code] = {"headline": f"skipped: {outcome.reason}", **p.details}
+        elif outcome.status is Status.CRASHED:
+            checks[p.code] = {"headline": f"crashed: {outcome.reason.split(':')[0]}"}
+        else:
+            checks[p.code] = dict(p.details)
+
+    ran = run_rules(probes, ctx, after=keep_details)
+    findings, outcomes, per_probe = ran.findings, ran.outcomes, ran.seconds
     spent = sum(per_probe.values())
     cost = {
         "seconds": spent,

@@ -19,60 +19,27 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from datavet.auditors.base import Skip
-from datavet.errors import UsageError
-from datavet.findings import Finding, Severity
+from datavet.findings import Severity
+from datavet.framework import Rule, Skip
 
 __all__ = ["Probe", "ProbeContext", "Skip"]
 
 
-class Probe:
-    """Base class. Subclasses set ``code``, ``name``, ``severity``, ``summary`` and ``thresholds``
-    (the only place their numbers live) and implement :meth:`check`.
+class Probe(Rule):
+    """A model probe (M rule): :class:`datavet.framework.Rule` over a :class:`ProbeContext`.
 
-    ``needs`` says who runs the probe: ``"model"`` probes run in :func:`datavet.probe`;
-    ``"monitor"`` probes read a :class:`datavet.GradientMonitor`'s history.
+    ``needs`` says who runs it: ``"model"`` probes (with ``"torch"``, the default) run in
+    :func:`datavet.probe`; ``"monitor"`` probes read a :class:`datavet.GradientMonitor`'s
+    history. ``"known_task"``: skipped when the task of the model's output cannot be told
+    (pass ``task=``).
     """
 
-    code: ClassVar[str]
-    name: ClassVar[str]
     severity: ClassVar[Severity]
-    summary: ClassVar[str]
-    thresholds: ClassVar[Mapping[str, float]] = {}
-    needs: ClassVar[str] = "model"
-
-    def __init__(
-        self, *, severity: Severity | None = None, thresholds: Mapping[str, float] | None = None
-    ) -> None:
-        self.level = severity if severity is not None else type(self).severity
-        unknown = set(thresholds or {}) - set(self.thresholds)
-        if unknown:
-            known = ", ".join(sorted(self.thresholds)) or "none"
-            raise UsageError(
-                f"{self.code} has no threshold {', '.join(sorted(unknown))} (known: {known})"
-            )
-        self.options = {**self.thresholds, **(thresholds or {})}
-        self.details: dict = {}  # what the report shows beside the verdict (tables, curves)
-
-    def check(self, ctx: Any) -> Iterable[Finding]:  # pragma: no cover
-        raise NotImplementedError
-
-    def run(self, ctx: Any) -> list[Finding]:
-        self.details = {}
-        return list(self.check(ctx))
-
-    def finding(self, message: str, *, severity: Severity | None = None, **fields) -> Finding:
-        return Finding(
-            code=self.code,
-            name=self.name,
-            severity=severity if severity is not None else self.level,
-            message=message,
-            **fields,
-        )
+    needs: ClassVar[tuple[str, ...]] = ("model", "torch")
 
 
 @dataclass
@@ -97,6 +64,14 @@ class ProbeContext:
     padding_mask: Any = None  # (N, T) bool, True = padding (M014); None when not declared
     padding_source: str = ""  # how the padding was given, for messages
     shared: dict = field(default_factory=dict)  # results several probes use (the trace, layers)
+
+    def unmet(self, need: str) -> str | None:
+        """Why this context cannot give a probe ``need``, or None."""
+        if need == "known_task" and self.task == "unknown":
+            return f"the task is unknown ({self.task_reason}); pass task="
+        if need == "monitor":
+            return "read from a GradientMonitor (monitor.report()), not run by datavet.probe"
+        return None
 
     def copy(self, *, train: bool = True):
         """A deep copy of the model, in train (default) or eval mode."""

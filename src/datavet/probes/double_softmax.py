@@ -67,6 +67,7 @@ class DoubleSoftmax(Probe):
     severity = Severity.ERROR
     summary = "softmax/sigmoid output fed to a loss that applies it again"
     thresholds = {"sum_tolerance": 1e-3}
+    needs = ("model", "torch", "known_task")
 
     def check(self, ctx: ProbeContext):
         import torch

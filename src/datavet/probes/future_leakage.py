@@ -155,6 +155,7 @@ class FutureLeakage(Probe):
     severity = Severity.WARNING
     summary = "a sequence output at position t changes when only inputs after t change"
     thresholds = {"time_dim": 1, "max_cuts": 64, "rtol": 1e-5, "atol": 1e-6}
+    sections = ("future_cuts",)
 
     def check(self, ctx: ProbeContext):
         import torch

@@ -108,6 +108,7 @@ class InitialLoss(Probe):
     severity = Severity.WARNING
     summary = "initial loss far from ln C / prior entropy / mean(y^2)"
     thresholds = {"tolerance": 2.0}
+    needs = ("model", "torch", "known_task")
 
     def check(self, ctx: ProbeContext):
         t = ctx.cached("trace", lambda: forward_trace(ctx))

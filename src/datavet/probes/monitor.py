@@ -8,8 +8,9 @@ from collections import deque
 from collections.abc import Mapping
 
 from datavet.errors import UsageError
-from datavet.findings import Outcome, Severity, Status
-from datavet.probes.base import Probe
+from datavet.findings import Severity
+from datavet.framework import run_rules
+from datavet.probes.base import Probe, Skip
 
 MAX_CURVE_POINTS = 400
 MAX_LAYER_SNAPSHOTS = 12
@@ -46,6 +47,9 @@ class GradientSpike(Probe):
     thresholds = {"window": 50, "factor": 10.0, "min_history": 10}
     needs = "monitor"
 
+    def check(self, ctx: GradientMonitor):
+        return ctx._spike_findings(self)
+
 
 class NonFiniteStep(Probe):
     """The first training step whose loss or gradient is NaN or inf.
@@ -72,6 +76,9 @@ class NonFiniteStep(Probe):
     summary = "first training step with a NaN/inf loss or gradient"
     thresholds = {}
     needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._nonfinite_findings(self)
 
 
 class ZeroGradientLayer(Probe):
@@ -101,6 +108,9 @@ class ZeroGradientLayer(Probe):
     summary = "parameters whose gradient stays at zero (or missing) during training"
     thresholds = {"min_snapshots": 2}
     needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._zero_findings(self)
 
 
 class UpdateRatioOutOfRange(Probe):
@@ -135,6 +145,9 @@ class UpdateRatioOutOfRange(Probe):
     thresholds = {"max_ratio": 0.1, "min_ratio": 1e-6, "min_snapshots": 3}
     needs = "monitor"
 
+    def check(self, ctx: GradientMonitor):
+        return ctx._ratio_findings(self)
+
 
 class Fp16RangeLimits(Probe):
     """Activations or gradients of a float16 model approach float16's limits.
@@ -168,6 +181,9 @@ class Fp16RangeLimits(Probe):
     summary = "float16 activations/gradients near 65504 or below the smallest normal (6.1e-5)"
     thresholds = {"max_abs": 1e4, "max_subnormal": 0.2}
     needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._range_findings(self)
 
 
 FP16_MAX = 65504.0
@@ -637,38 +653,20 @@ class GradientMonitor:
         self._flush()
         levels = {k.strip().upper(): Severity.parse(v) for k, v in (severity or {}).items()}
         spike_rule = GradientSpike(
-            severity=levels.get("M011"),
+            severity=levels.get(GradientSpike.code),
             thresholds={
                 "window": self.window,
                 "factor": self.factor,
                 "min_history": self.min_history,
             },
         )
-        nan_rule = NonFiniteStep(severity=levels.get("M012"))
-        zero_rule = ZeroGradientLayer(severity=levels.get("M018"))
-        ratio_rule = UpdateRatioOutOfRange(severity=levels.get("M020"))
-        range_rule = Fp16RangeLimits(severity=levels.get("M021"))
-        findings, outcomes = [], []
-        for rule, found in (
-            (spike_rule, self._spike_findings(spike_rule)),
-            (nan_rule, self._nonfinite_findings(nan_rule)),
-            (zero_rule, self._zero_findings(zero_rule)),
-            (ratio_rule, self._ratio_findings(ratio_rule)),
-            (range_rule, self._range_findings(range_rule)),
-        ):
-            if not self._count:
-                outcomes.append(
-                    Outcome(
-                        rule.code, rule.name, Status.SKIPPED, reason="no training step was recorded"
-                    )
-                )
-                continue
-            if isinstance(found, str):
-                outcomes.append(Outcome(rule.code, rule.name, Status.SKIPPED, reason=found))
-                continue
-            findings.extend(found)
-            status = Status.FAILED if found else Status.PASSED
-            outcomes.append(Outcome(rule.code, rule.name, status, n_findings=len(found)))
+        nan_rule = NonFiniteStep(severity=levels.get(NonFiniteStep.code))
+        zero_rule = ZeroGradientLayer(severity=levels.get(ZeroGradientLayer.code))
+        ratio_rule = UpdateRatioOutOfRange(severity=levels.get(UpdateRatioOutOfRange.code))
+        range_rule = Fp16RangeLimits(severity=levels.get(Fp16RangeLimits.code))
+        findings, outcomes = run_rules(
+            [spike_rule, nan_rule, zero_rule, ratio_rule, range_rule], self
+        )
         return Report(
             findings=findings,
             outcomes=outcomes,
@@ -684,6 +682,12 @@ class GradientMonitor:
             },
             duration_s=None,
         )
+
+    def unmet(self, need: str) -> str | None:
+        """The monitor is the context its rules read: nothing to read before a step."""
+        if need == "monitor" and not self._count:
+            return "no training step was recorded"
+        return None
 
     def _headlines(self) -> dict:
         spikes, first = self.spikes, self._first_nonfinite
@@ -723,9 +727,9 @@ class GradientMonitor:
         ratios = self.update_ratios()
         enough = {n: v for n, v in ratios.items() if len(v) >= int(o["min_snapshots"])}
         if not self.update_ratio:
-            return "update_ratio=False"
+            raise Skip("update_ratio=False")
         if not enough:
-            return (
+            raise Skip(
                 f"fewer than {int(o['min_snapshots'])} updates measured (one per layer_every="
                 f"{self.layer_every} steps)"
             )
@@ -774,11 +778,13 @@ class GradientMonitor:
         o = rule.options
         r = self.fp16_range()
         if not r["snapshots"]:
-            return "no per-layer snapshot was taken"
+            raise Skip("no per-layer snapshot was taken")
         fp16 = "float16" in r["gradient_dtypes"] or "float16" in r["activation_dtypes"]
         if not fp16:
             kinds = ", ".join(r["gradient_dtypes"] + r["activation_dtypes"]) or "unknown"
-            return f"the model does not train in float16 ({kinds}); the figures are in the report"
+            raise Skip(
+                f"the model does not train in float16 ({kinds}); the figures are in the report"
+            )
         big = [
             (f"activation of {n}", v)
             for n, v in r["activation_abs_max"].items()

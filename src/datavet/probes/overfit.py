@@ -254,6 +254,7 @@ class OverfitBatch(Probe):
     severity = Severity.ERROR
     summary = "a copy trained on one batch does not drive the loss toward its floor"
     thresholds = {"steps": 300, "lr": 1e-2, "max_ratio": 0.05, "max_steps": 1200, "sweep": 1}
+    sections = ("overfit_curve",)
 
     def check(self, ctx: ProbeContext):
         steps = int(self.options["steps"])

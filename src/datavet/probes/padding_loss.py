@@ -141,6 +141,9 @@ class PaddingInLoss(Probe):
     Targets at padded positions are not changed: an ``ignore_index`` value such as -100 is
     itself the mask. Without declared padding, or a batch with no padded position, it is
     skipped. ``check_inputs: 0`` turns step (4) off.
+    Thresholds: padding is in the loss when the padded positions carry more than
+    ``gradient_share`` of the output gradient; the two losses are the same within ``loss_rtol``
+    (relative); real outputs moved when they change by more than ``atol + rtol * max|output|``.
 
     **Why it matters**
     Padding is filler, not data. A plain ``nn.CrossEntropyLoss()`` over padded targets trains
@@ -172,6 +175,7 @@ class PaddingInLoss(Probe):
         "atol": 1e-6,
         "check_inputs": 1,
     }
+    sections = ("padding_figures",)
 
     def check(self, ctx: ProbeContext):
         import torch

@@ -1,58 +1,16 @@
-"""The probe registry: one line per probe, in code order. Codes are a contract; never reuse one.
+"""The probes' view of the one registry (:data:`datavet.rules.REGISTRY`), and their selection.
 
-No module here imports torch at import time, so ``datavet rules`` lists the probes without it.
+A probe is listed once, in :mod:`datavet.rules`; nothing here imports torch.
 """
 
 from __future__ import annotations
 
 from datavet.errors import UsageError
-from datavet.probes.activations import SaturatedActivations, VanishingActivations
-from datavet.probes.amp_scaler import AmpWithoutGradScaler
+from datavet.framework import choose
 from datavet.probes.base import Probe
-from datavet.probes.determinism import EvalNondeterminism
-from datavet.probes.double_softmax import DoubleSoftmax
-from datavet.probes.eval_pass import EvalPassChangesModel
-from datavet.probes.fp16_underflow import Fp16GradientUnderflow
-from datavet.probes.future_leakage import FutureLeakage
-from datavet.probes.initial_loss import InitialLoss
-from datavet.probes.loss_reduction import BatchSizeDependentLoss
-from datavet.probes.monitor import (
-    Fp16RangeLimits,
-    GradientSpike,
-    NonFiniteStep,
-    UpdateRatioOutOfRange,
-    ZeroGradientLayer,
-)
-from datavet.probes.no_gradient import ParametersWithoutGradient
-from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
-from datavet.probes.overfit import OverfitBatch
-from datavet.probes.padding_loss import PaddingInLoss
-from datavet.probes.stale_gradients import StaleGradients
-from datavet.rules import choose
+from datavet.rules import family
 
-PROBES: tuple[type[Probe], ...] = (
-    InitialLoss,  # M001
-    OverfitBatch,  # M002
-    DoubleSoftmax,  # M003
-    NonFiniteForward,  # M004
-    NonFiniteBackward,  # M005
-    SaturatedActivations,  # M006
-    VanishingActivations,  # M007
-    EvalNondeterminism,  # M008
-    BatchSizeDependentLoss,  # M009
-    StaleGradients,  # M010
-    GradientSpike,  # M011 (GradientMonitor)
-    NonFiniteStep,  # M012 (GradientMonitor)
-    FutureLeakage,  # M013
-    PaddingInLoss,  # M014
-    ParametersWithoutGradient,  # M015
-    Fp16GradientUnderflow,  # M016
-    EvalPassChangesModel,  # M017
-    ZeroGradientLayer,  # M018 (GradientMonitor)
-    AmpWithoutGradScaler,  # M019
-    UpdateRatioOutOfRange,  # M020 (GradientMonitor)
-    Fp16RangeLimits,  # M021 (GradientMonitor)
-)
+PROBES: tuple[type[Probe], ...] = family(Probe)
 
 BY_CODE: dict[str, type[Probe]] = {p.code: p for p in PROBES}
 BY_NAME: dict[str, type[Probe]] = {p.name: p for p in PROBES}
@@ -70,7 +28,7 @@ def lookup(key: str) -> type[Probe]:
     return probe
 
 
-def _matches(selector: str, pool: list[type[Probe]]) -> list[type[Probe]]:
+def _matches(selector: str, pool: list[type[Probe]], runner: str) -> list[type[Probe]]:
     sel = selector.strip()
     if not sel:
         return []
@@ -81,12 +39,14 @@ def _matches(selector: str, pool: list[type[Probe]]) -> list[type[Probe]]:
         return [by_name]
     found = [p for p in pool if p.code.startswith(sel.upper())]
     others = [
-        p.code for p in PROBES if p not in pool and (p.code.startswith(sel.upper()) or p is by_name)
+        p for p in PROBES if p not in pool and (p.code.startswith(sel.upper()) or p is by_name)
     ]
     if not found and others:
+        from datavet.framework import NEEDS
+
+        need = next(n for n in others[0].needs if n != runner and n in ("model", "monitor"))
         raise UsageError(
-            f"{', '.join(others)} cannot be selected here: read from a GradientMonitor "
-            "(monitor.report()), not run by datavet.probe"
+            f"{', '.join(p.code for p in others)} cannot be selected here: they need {NEEDS[need]}"
         )
     if not found:
         raise UsageError(
@@ -98,5 +58,5 @@ def _matches(selector: str, pool: list[type[Probe]]) -> list[type[Probe]]:
 
 def select_probes(select=None, ignore=None, *, needs: str = "model") -> list[type[Probe]]:
     """Probes chosen by ``select`` (default: all that ``needs`` this runner) minus ``ignore``."""
-    pool = [p for p in PROBES if p.needs == needs]
-    return choose(pool, select, ignore, lambda sel: _matches(sel, pool))
+    pool = [p for p in PROBES if needs in p.needs]
+    return choose(pool, select, ignore, lambda sel: _matches(sel, pool, needs))

@@ -422,7 +422,7 @@ class TensorStats:
 
 @dataclass(frozen=True)
 class ConstantParts:
-    """Constant inputs of a tensor split, for F001's one summarised finding."""
+    """Constant inputs of a tensor split: what the constant-feature rule summarises."""
 
     layout: Layout
     positions: int | None  # input positions per sample (None when not tracked)
@@ -434,32 +434,6 @@ class ConstantParts:
     @property
     def columns(self) -> tuple[str, ...]:
         return tuple(n for n, _ in self.channels)
-
-    def message(self, split: str) -> str:
-        if self.layout.kind == "features":
-            listed = ", ".join(f"{n!r} ({_num(v)})" for n, v in self.channels[:10])
-            more = f" (+{len(self.channels) - 10} more)" if len(self.channels) > 10 else ""
-            return (
-                f"{self.constant:,} of {self.positions:,} input features are constant in "
-                f"{split} (one value in every sample): {listed}{more}."
-            )
-        if self.channels:
-            listed = _join([repr(n) for n, _ in self.channels[:8]])
-            values = sorted({_num(v) for _, v in self.channels})
-            every = f"every value {values[0]}" if len(values) == 1 else "one value each"
-            verb = "is" if len(self.channels) == 1 else "are"
-            word = "channel" if len(self.channels) == 1 else "channels"
-            text = f"Input {word} {listed} {verb} constant in {split} ({every})"
-            if self.others:
-                text += (
-                    f"; besides, {self.others:,} of the {self.positions:,} input positions never "
-                    f"change: {self.where}"
-                )
-            return text + "."
-        return (
-            f"{self.others:,} of {self.positions:,} input positions are constant in {split} "
-            f"(one value in every sample): {self.where}."
-        )
 
 
 def _join(items: list[str]) -> str:

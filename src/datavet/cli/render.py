@@ -1,5 +1,4 @@
-"""``--output-format FORMAT=PATH`` (one audit, several outputs) and ``datavet render``, which
-renders saved ``--format json`` reports in any format without auditing again.
+"""``datavet render``: saved ``--format json`` reports in any format, without auditing again.
 
 Every path is checked under the output policy (:mod:`datavet.outputs`) before anything is read
 and written through it: never onto an input, never over a file that is not datavet's own output
@@ -8,79 +7,17 @@ without ``--force``.
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from datavet import outputs
+from datavet.cli import options
+from datavet.diff import load_report
 from datavet.errors import InputError, UsageError
-from datavet.output import FORMATS, render_many
-
-HTML = "html"
-
-
-def _format_path(value: str) -> tuple[str, str]:
-    fmt, sep, path = value.partition("=")
-    fmt = fmt.strip().lower()
-    if not sep or not path:
-        raise argparse.ArgumentTypeError(f"expected FORMAT=PATH, got {value!r}")
-    if fmt not in FORMATS and fmt != HTML:
-        known = ", ".join([*sorted(FORMATS), HTML])
-        raise argparse.ArgumentTypeError(f"unknown format {fmt!r} (choose from {known})")
-    return fmt, path
-
-
-def add_output_format_option(parser, *, html: bool = True) -> None:
-    parser.add_argument(
-        "--output-format",
-        metavar="FORMAT=PATH",
-        action="append",
-        type=_format_path,
-        dest="output_formats",
-        help="also write the result in FORMAT to PATH (repeatable): "
-        + ", ".join(sorted(FORMATS))
-        + (", html" if html else "")
-        + "; - is stdout",
-    )
-
-
-def html_output_format(args) -> None:
-    """``--output-format html=PATH`` is ``--html PATH``."""
-    extras = []
-    for fmt, path in args.output_formats or ():
-        if fmt != HTML:
-            extras.append((fmt, path))
-        elif args.html and args.html != path:
-            raise UsageError("give --html PATH or --output-format html=PATH, not both")
-        else:
-            args.html = path
-    args.output_formats = extras
-
-
-def claim_output_formats(plan: outputs.Outputs, args, *, several: bool = False) -> None:
-    """Check every ``--output-format`` path before anything is read."""
-    for fmt, path in args.output_formats or ():
-        if fmt == "json" and several:
-            raise UsageError(
-                "--output-format json holds one report; choose one dataset with --dataset NAME"
-            )
-        option = f"--output-format {fmt}"
-        if path == outputs.STDOUT and not getattr(args, "output", None):
-            outputs.stdout_twice(option)
-        plan.claim(option, path)
-
-
-def write_output_formats(plan: outputs.Outputs, args, items) -> None:
-    """Render ``items`` (as :func:`datavet.output.render_many` takes them) in each extra
-    format and write it."""
-    for fmt, path in args.output_formats or ():
-        text = render_many(items, fmt)
-        plan.write(f"--output-format {fmt}", path, text)
-        outputs.wrote(path)
-
+from datavet.output import render_many
+from datavet.output.text import clean
 
 # --------------------------------------------------------------------------------------------
 # datavet render
@@ -173,8 +110,6 @@ _INERT = {"text", "junit"}
 def _inert(value: Any, key: str | None = None) -> Any:
     """A copy of report data with control characters and line breaks shown as escapes
     (a traceback keeps its lines, none of which can start with ``::``)."""
-    from datavet.output.text import clean
-
     if isinstance(value, str):
         if key == "traceback":
             lines = (clean(line) for line in value.splitlines())
@@ -193,8 +128,6 @@ def _inert(value: Any, key: str | None = None) -> Any:
 def load(path: str) -> SavedReport:
     """A saved ``--format json`` report, read with the bounded reader ``datavet diff`` uses;
     InputError when it is not one, or lacks what the renderers need."""
-    from datavet.diff import load_report
-
     data = load_report(path)
     _check(path, data)
     return SavedReport(data)
@@ -209,48 +142,32 @@ def add_parser(sub) -> None:
     )
     r.add_argument("reports", metavar="REPORT", nargs="+", help="a `--format json` report")
     r.add_argument(
-        "--format", choices=sorted(FORMATS), default="text", help="output format (default text)"
-    )
-    r.add_argument(
         "--name",
         metavar="NAME",
         help="the dataset's name (one report; several are named by their file names)",
     )
-    r.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
-    r.add_argument("--output", "-o", metavar="PATH", help="write the result here; - is stdout")
-    add_output_format_option(r)
-    outputs.add_force_option(r)
+    options.add_output_options(r, output_formats=True)
 
 
 def run(args) -> int:
-    from datavet.cli import _use_colour
-
     if args.name is not None and len(args.reports) > 1:
         raise UsageError("--name names one report; several are named by their file names")
-    html_output_format(args)
-    reads = outputs.reads(many=(("report", p) for p in args.reports))
-    plan = outputs.Outputs(reads, force=getattr(args, "force", False))
+    options.html_output_format(args)
     several = len(args.reports) > 1
-    if args.html:
-        if several:
-            raise UsageError("--html holds one report; render one REPORT at a time")
-        if args.html == outputs.STDOUT and not args.output:
-            outputs.stdout_twice("--html")
-        plan.claim("--html", args.html)
-    if args.output:
-        plan.claim("--output", args.output)
-    claim_output_formats(plan, args, several=several)
+    if args.html and several:
+        raise UsageError("--html holds one report; render one REPORT at a time")
+    plan = options.plan_outputs(args, outputs.reads(many=(("report", p) for p in args.reports)))
+    options.claim_output_formats(plan, args, several=several)
     if args.format == "json" and several:
         raise UsageError("--format json holds one report; render one REPORT at a time")
     reports = [load(p) for p in args.reports]
     names = [Path(p).stem for p in args.reports] if several else [args.name]
     items = [(name, report, None) for name, report in zip(names, reports)]
     shown = [(n, SavedReport(_inert(r.to_dict())), loc) for n, r, loc in items]
-    options = {}
-    if args.format == "text":
-        options["colour"] = args.output in (None, outputs.STDOUT) and _use_colour(sys.stdout)
     try:
-        text = render_many(shown if args.format in _INERT else items, args.format, **options)
+        text = render_many(
+            shown if args.format in _INERT else items, args.format, **options.text_options(args)
+        )
         extras = [
             (fmt, path, render_many(shown if fmt in _INERT else items, fmt))
             for fmt, path in args.output_formats
@@ -262,21 +179,15 @@ def run(args) -> int:
             ", ".join(args.reports), f"not a complete datavet JSON report ({what})"
         ) from None
     if page is not None:
-        plan.write("--html", args.html, page)
-        outputs.wrote(args.html)
+        options.write_html(plan, args.html, page)
     for fmt, path, extra in extras:
         plan.write(f"--output-format {fmt}", path, extra)
         outputs.wrote(path)
-    if args.output:
-        plan.write("--output", args.output, text)
-        outputs.wrote(args.output)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    options.emit(plan, args, text)
     return 0
 
 
 def _html(report: SavedReport) -> str:
-    from datavet.output.html import render
+    from datavet.output.html import render  # jinja2: only when an HTML report is asked for
 
     return render(report)

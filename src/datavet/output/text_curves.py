@@ -1,20 +1,20 @@
-"""Human text for a curve report: the log, each finding with its likely causes in the order to
+"""Human text for a curve report (``--format text`` of ``datavet curves``, and of any report
+that holds a curve diagnosis): the log, each finding with its likely causes in the order to
 check them (and the datavet check for each), the verdict. Colour only on a terminal."""
 
 from __future__ import annotations
 
-from datavet.output.text import clean, footer
+from datavet.output.text import clean, footer, paint
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36"}
 _INDENT = " " * 6
 
 
-def _paint(text: str, code: str, colour: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
-
-
 def render(report, *, colour: bool = False) -> str:
-    data = report.to_dict()
+    return render_dict(report.to_dict(), colour=colour)
+
+
+def render_dict(data: dict, *, colour: bool = False) -> str:
     c = data.get("curves") or {}
     cols = ", ".join(f"{k}={clean(str(v))}" for k, v in (c.get("columns") or {}).items())
     unit = c.get("step_from", "step")
@@ -33,10 +33,10 @@ def render(report, *, colour: bool = False) -> str:
         group = [f for f in data["findings"] if f["severity"] == sev]
         if not group:
             continue
-        lines.append(_paint(f"{sev.upper()} ({len(group)})", _COLOURS[sev] + ";1", colour))
+        lines.append(paint(f"{sev.upper()} ({len(group)})", _COLOURS[sev] + ";1", colour))
         for f in group:
             head = f"  {f['code']} {f['name']}"
-            lines.append(_paint(head, _COLOURS[sev], colour))
+            lines.append(paint(head, _COLOURS[sev], colour))
             lines.append(_INDENT + clean(f["message"]))
             if f["hint"]:
                 lines.append(_INDENT + "fix: " + clean(f["hint"]))
@@ -49,7 +49,7 @@ def render(report, *, colour: bool = False) -> str:
     crashed = [o for o in data["outcomes"] if o["status"] == "crashed"]
     for o in crashed:
         lines.append(
-            _paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour)
+            paint(f"CRASHED {o['code']} {o['name']}: {clean(o['reason'])}", "31;1", colour)
         )
     lines += footer(data, colour, noun="curve rule")
     return "\n".join(lines) + "\n"

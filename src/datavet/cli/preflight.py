@@ -4,13 +4,21 @@ files you trust."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from typing import TYPE_CHECKING
+
+from datavet import outputs
+from datavet.cli import options
+from datavet.cli.probe import exits_are_errors, load_factory
 from datavet.errors import InputError, UsageError
-from datavet.outputs import add_force_option
-from datavet.preflight import PreflightReport, preflight
+
+if TYPE_CHECKING:
+    from datavet.preflight import PreflightReport
 
 
 def add_parser(sub):
-    """``datavet preflight FILE.py:FACTORY --train ...`` (registered by datavet.cli)."""
+    """``datavet preflight FILE.py:FACTORY --train ...``."""
     p = sub.add_parser(
         "preflight",
         help="data audit, baselines, initial loss, overfit one batch: stop at the first failure",
@@ -26,15 +34,10 @@ def add_parser(sub):
     p.add_argument("--target", metavar="COL", help="the label column")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
     p.add_argument("--batch-size", type=int, default=32, metavar="N", help="default 32")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
-    p.add_argument("--output", "-o", metavar="PATH", help="write the result here, atomically")
-    p.add_argument(
-        "--fail-on", choices=("info", "warning", "error"), default="error", help="default error"
-    )
+    options.add_output_options(p)
+    p.add_argument("--fail-on", choices=options.SEVERITIES, default="error", help="default error")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
-    add_force_option(p)
+    options.add_verbose_option(p)
     return p
 
 
@@ -60,12 +63,8 @@ def _parts(made, spec: str) -> dict:
 
 
 def run(args) -> int:
-    import contextlib
-    import sys
-
-    from datavet import outputs
     from datavet.output import render
-    from datavet.probes.cli import exits_are_errors, load_factory
+    from datavet.preflight import preflight
 
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
@@ -74,13 +73,7 @@ def run(args) -> int:
     reads = outputs.reads(
         ("model source file", source), ("train input", args.train), ("test input", args.test)
     )
-    plan = outputs.Outputs(reads, force=getattr(args, "force", False))
-    if args.html:
-        plan.claim("--html", args.html)
-    if args.output:
-        plan.claim("--output", args.output)
-    elif args.html == outputs.STDOUT:
-        outputs.stdout_twice("--html")
+    plan = options.plan_outputs(args, reads)
     # the user's prints never reach the result; an exit from their code is an error
     with contextlib.redirect_stdout(sys.stderr), exits_are_errors(source or args.model):
         factory = load_factory(args.model)
@@ -106,14 +99,8 @@ def run(args) -> int:
     if args.format == "text":
         text = text.rstrip("\n") + "\n" + stages_text(report) + "\n"
     if args.html:
-        plan.write("--html", args.html, report.to_html())
-        outputs.wrote(args.html)
-    if args.output:
-        plan.write("--output", args.output, text)
-        outputs.wrote(args.output)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        options.write_html(plan, args.html, report.to_html())
+    options.emit(plan, args, text)
     return report.exit_code()
 
 

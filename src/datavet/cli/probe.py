@@ -17,10 +17,10 @@ import sys
 import traceback
 from pathlib import Path
 
+from datavet import outputs
+from datavet.cli import options
 from datavet.errors import InputError, UsageError
-from datavet.outputs import add_force_option
 
-FORMATS = ("text", "json")
 _KEYS = (
     "model",
     "batch",
@@ -42,21 +42,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument("target", metavar="FILE.py:FACTORY", help="a Python file and a function in it")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default=None)
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
-    p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
-    p.add_argument(
-        "--output", "-o", metavar="PATH", help="write the result here, atomically; - is stdout"
-    )
-    add_force_option(p)
-    p.add_argument(
-        "--fail-on",
-        choices=("info", "warning", "error"),
-        default="error",
-        help="exit 1 when findings reach this severity (default error)",
-    )
-    p.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 even with findings (never hides exit 2)"
-    )
+    options.add_output_options(p)
+    options.add_gate_options(p)
     p.add_argument("--select", metavar="CODES", action="append", help="probes to run")
     p.add_argument("--ignore", metavar="CODES", action="append", help="probes to leave out")
     p.add_argument("--steps", type=int, metavar="N", help="M002's training steps (default 300)")
@@ -71,7 +58,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="the most the probes may spend, in training steps of the model (default 500)",
     )
     p.add_argument("--seed", type=int, default=0, help="the seed the probes run under (default 0)")
-    p.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
+    options.add_verbose_option(p)
     return p
 
 
@@ -169,21 +156,11 @@ def _unpack(result, spec: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from datavet import outputs
     from datavet.output import render
     from datavet.probes.api import probe
 
     source = args.target.rpartition(":")[0]
-    plan = outputs.Outputs(
-        outputs.reads(("model source file", source)), force=getattr(args, "force", False)
-    )
-    if args.html:
-        plan.claim("--html", args.html)
-    if args.output:
-        plan.claim("--output", args.output)
-    elif args.html == outputs.STDOUT:
-        outputs.stdout_twice("--html")
-
+    plan = options.plan_outputs(args, outputs.reads(("model source file", source)))
     tuned = {}
     if args.steps is not None:
         tuned["steps"] = args.steps
@@ -217,23 +194,8 @@ def run(args: argparse.Namespace) -> int:
             pad_id=parts.get("pad_id"),
             budget=args.budget,
         )
-    if args.format == "text":
-        from datavet.cli import _use_colour
-
-        to_stdout = args.output in (None, outputs.STDOUT)
-        text = render(report, "text", colour=to_stdout and _use_colour(sys.stdout))
-    else:
-        text = render(report, args.format)
+    text = render(report, args.format, **options.text_options(args))
     if args.html:
-        plan.write("--html", args.html, report.to_html())
-        outputs.wrote(args.html)
-    if args.output:
-        plan.write("--output", args.output, text)
-        outputs.wrote(args.output)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    code = report.exit_code()
-    if code == 1 and args.exit_zero:
-        return 0
-    return code
+        options.write_html(plan, args.html, report.to_html())
+    options.emit(plan, args, text)
+    return options.gate(report.exit_code(), args)

@@ -1,0 +1,200 @@
+"""Job planning for ``datavet audit`` and ``datavet check``: the settings of a parsed command
+line, and which audits to run (the given files, or the datasets the config names)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from datavet.config import Dataset, Settings, excluded, load
+from datavet.config.text import display
+from datavet.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Job:
+    """One audit the command line runs: a named dataset from the config, or paths given."""
+
+    name: str | None
+    train: str
+    test: str | None
+    target: str | None
+    task: str
+    locations: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    group: str | None = None
+    time: str | None = None
+    inputs: str | None = None
+    delimiter: str | None = None
+
+
+def from_args(args) -> Settings:
+    """Settings for a parsed command line: the config file (``--config``, or found; none with
+    ``--isolated``) with the flags over it."""
+    if getattr(args, "isolated", False):
+        settings = Settings()
+    else:
+        settings = load(getattr(args, "config", None))
+    return settings.override(
+        select=getattr(args, "select", None),
+        extend_select=getattr(args, "extend_select", None),
+        ignore=getattr(args, "ignore", None),
+        fail_on=getattr(args, "fail_on", None),
+        target=None,  # --target applies to the audited data, not to the file's default
+        task=None,
+        baselines=None if getattr(args, "baselines", True) else False,
+    )
+
+
+def plan(settings: Settings, args) -> list[Job]:
+    """The audits for ``datavet audit``: the given TRAIN/TEST, or the config's datasets
+    (all of them, or those named with ``--dataset``)."""
+    train = getattr(args, "train", None)
+    wanted = getattr(args, "dataset", None) or []
+    target = getattr(args, "target", None)
+    task = getattr(args, "task", None)
+    if train is not None:
+        if wanted:
+            raise UsageError("give either TRAIN or --dataset, not both")
+        test = getattr(args, "test", None)
+        named = _dataset_for(settings, train, test)
+        return [_job(settings, named, train, test, target, task)]
+    if getattr(args, "test", None) is not None:
+        raise UsageError("--test needs TRAIN")
+    if not settings.datasets:
+        where = (
+            f"{display(settings.config)} has no datasets"
+            if settings.config
+            else "no config file found"
+        )
+        raise UsageError(
+            f"nothing to audit: give TRAIN, or name datasets in [tool.datavet.datasets] ({where})"
+        )
+    unknown = [n for n in wanted if n not in settings.datasets]
+    if unknown:
+        known = ", ".join(settings.datasets)
+        raise UsageError(f"unknown dataset {unknown[0]!r}; the config names: {known}")
+    names = list(dict.fromkeys(wanted)) or list(settings.datasets)
+    return [_job(settings, settings.datasets[n], None, None, target, task) for n in names]
+
+
+def plan_files(settings: Settings, files: Sequence[str], args, note=None) -> list[Job]:
+    """The audits for ``datavet check FILE...`` (the pre-commit hook): a file that a config
+    dataset names is audited as that whole dataset (so train/test overlap is still checked),
+    any other file alone. A file that ``exclude`` / ``extend-exclude`` matches is skipped,
+    with a line to ``note`` (a callable taking the text) saying which pattern matched."""
+    jobs: list[Job] = []
+    seen: set[str] = set()
+    for f in files:
+        pattern = excluded(settings, f)
+        if pattern is not None:
+            if note is not None:
+                where = display(settings.config) if settings.config else "the settings"
+                note(f"skipped {f}: excluded by {pattern!r} ({where})")
+            continue
+        named = _dataset_for(settings, f, None, either=True)
+        key = f"dataset:{named.name}" if named else f"file:{_norm(f)}"
+        if key in seen:
+            continue
+        seen.add(key)
+        target, task = getattr(args, "target", None), getattr(args, "task", None)
+        if named is not None:
+            jobs.append(_job(settings, named, None, None, target, task))
+        else:
+            jobs.append(_job(settings, None, f, None, target, task))
+    return jobs
+
+
+def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
+    if named is not None and train is None:
+        train, test = named.train, named.test
+    target = target or (named.target if named else None) or settings.target
+    task = task or (named.task if named else None) or settings.task
+    locations: dict[str, tuple[str, int]] = {}
+    if named is not None and settings.config is not None:
+        uri = _repo_uri(settings.config)
+        try:
+            text = settings.config.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            text = []
+
+        def at(line: int) -> tuple[str, int, int | None]:
+            end = len(text[line - 1]) + 1 if 0 < line <= len(text) else None
+            return (uri, line, end)
+
+        table = named.lines.get("table", 1)
+        locations["dataset"] = at(table)
+        for split in ("train", "test"):
+            locations[split] = at(named.lines.get(split, table))
+    else:
+        for split, path in (("train", train), ("test", test)):
+            if path is not None and Path(path).is_file():
+                locations[split] = (_repo_uri(Path(path)), 1)
+        if "train" in locations:
+            locations["dataset"] = locations["train"]
+    return Job(
+        name=named.name if named else None,
+        train=str(train),
+        test=str(test) if test is not None else None,
+        target=target,
+        task=task,
+        locations=MappingProxyType(locations),
+        group=named.group if named else None,
+        time=named.time if named else None,
+        inputs=named.inputs if named else None,
+        delimiter=named.delimiter if named else None,
+    )
+
+
+def per_dataset_path(path: str | os.PathLike, job: Job) -> Path:
+    """``reports/audit.html`` -> ``reports/audit-NAME.html``: one file per audited dataset."""
+    p = Path(path)
+    label = job.name or Path(job.train).stem
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("._") or "dataset"
+    return p.with_name(f"{p.stem}-{safe}{p.suffix}")
+
+
+def _norm(path) -> str:
+    return os.path.normcase(os.path.abspath(str(path)))
+
+
+def _dataset_for(settings: Settings, train, test, *, either: bool = False) -> Dataset | None:
+    """The config dataset whose paths these are (to point SARIF at its config line)."""
+    t = _norm(train)
+    for d in settings.datasets.values():
+        paths = {_norm(d.train), _norm(d.test) if d.test else None}
+        if either and t in paths:
+            return d
+        same_test = (test is None and d.test is None) or (
+            test is not None and d.test is not None and _norm(test) == _norm(d.test)
+        )
+        if _norm(d.train) == t and same_test:
+            return d
+    return None
+
+
+def _repo_root() -> Path | None:
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        return Path(workspace).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _repo_uri(path: Path) -> str:
+    """How GitHub code scanning names a file: relative to the repository root, with /."""
+    absolute = Path(path).resolve()
+    for root in (_repo_root(), Path.cwd().resolve()):
+        if root is None:
+            continue
+        try:
+            return absolute.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return absolute.as_uri()

@@ -1,0 +1,93 @@
+"""Per-column ignores: a step after the rules run. Findings of the named rules about the named
+columns leave the report's findings and are listed in ``report.ignored`` with the reason the
+configuration gives; each rule's outcome counts only what is left."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from datavet.findings import Finding, Outcome, Status
+from datavet.report import Ignored, Report
+
+
+@dataclass(frozen=True)
+class ColumnIgnore:
+    """Findings of ``rules`` about ``column`` are ignored, and the report says why.
+
+    ``column`` is an exact column name, or a pattern where ``*`` matches any run of characters
+    and ``?`` one character. ``rules`` are codes, family prefixes or names, as in ``select``.
+    """
+
+    column: str
+    rules: tuple[str, ...]
+    reason: str
+
+    @property
+    def codes(self) -> frozenset[str]:
+        from datavet.rules import select_rules
+
+        return frozenset(r.code for r in select_rules(list(self.rules)))
+
+    def matches_column(self, name: str) -> bool:
+        if name == self.column:
+            return True
+        if "*" not in self.column and "?" not in self.column:
+            return False
+        return _pattern(self.column).fullmatch(name) is not None
+
+
+def _pattern(glob: str) -> re.Pattern:
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob)
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def apply_column_ignores(report: Report, ignores: Sequence[ColumnIgnore]) -> Report:
+    """A copy of ``report`` without the findings that ``ignores`` cover, which are listed in
+    ``report.ignored`` with their reason; each rule's outcome counts only what is left.
+
+    A finding is ignored when it names at least one column and every column it names is
+    covered by an ignore for its rule (a finding about ``x`` and ``y`` stays when only ``x``
+    is ignored: it still says something about ``y``).
+    """
+    if not ignores:
+        return report
+    codes = [(ig, ig.codes) for ig in ignores]
+    kept: list[Finding] = []
+    ignored = list(getattr(report, "ignored", []))
+    for f in report.findings:
+        reasons = _ignore_reasons(f, codes)
+        if reasons is None:
+            kept.append(f)
+        else:
+            ignored.append(Ignored(finding=f, reason="; ".join(reasons)))
+    if len(kept) == len(report.findings):
+        return report
+    per_rule: dict[str, int] = {}
+    for f in kept:
+        per_rule[f.code] = per_rule.get(f.code, 0) + 1
+    outcomes = [_recount(o, per_rule.get(o.code, 0)) for o in report.outcomes]
+    return replace(report, findings=kept, outcomes=outcomes, ignored=ignored)
+
+
+def _ignore_reasons(
+    f: Finding, codes: Sequence[tuple[ColumnIgnore, frozenset[str]]]
+) -> list[str] | None:
+    if not f.columns:
+        return None
+    reasons: list[str] = []
+    for column in f.columns:
+        hits = [ig for ig, c in codes if f.code in c and ig.matches_column(column)]
+        if not hits:
+            return None
+        for ig in hits:
+            if ig.reason not in reasons:
+                reasons.append(ig.reason)
+    return reasons
+
+
+def _recount(o: Outcome, n: int) -> Outcome:
+    if o.status not in (Status.PASSED, Status.FAILED):
+        return o
+    return replace(o, status=Status.FAILED if n else Status.PASSED, n_findings=n)
