@@ -60,6 +60,14 @@ BAD = {
     "max_samples 0": dict(max_samples=0),
     "thresholds ratio below 1": dict(thresholds={"L001": {"max_ratio": 0.5}}),
     "thresholds alpha of 1": dict(thresholds={"L002": {"alpha": 1.0}}),
+    # raised a bare TypeError, or were accepted and ignored, before
+    "per_column_ignores int": dict(per_column_ignores=5),
+    "baselines text": dict(baselines="no"),
+    "progress text": dict(progress="x"),
+    "channel_axis float": dict(channel_axis=2.5),
+    "channel_axis text": dict(channel_axis="last"),
+    "inputs float": dict(inputs=5.5),
+    "task bogus": dict(task="bogus"),
 }
 
 
@@ -83,3 +91,45 @@ def test_every_hostile_call_is_a_datavet_error_or_a_report(named):
             datavet.audit(named, **kwargs)
         except DatavetError:
             continue
+
+
+def test_argument_errors_come_before_any_input_is_opened(tmp_path):
+    """A bad argument is reported as such even when the input is bad too."""
+    with pytest.raises(UsageError, match="per_column_ignores"):
+        datavet.audit(str(tmp_path / "missing.csv"), per_column_ignores=5)
+
+
+def test_good_flags_and_channel_axes_still_pass(named):
+    for kwargs in (
+        dict(baselines=False),
+        dict(baselines=np.bool_(True)),
+        dict(progress=False),
+        dict(channel_axis="none"),
+        dict(channel_axis=1),
+    ):
+        assert datavet.audit(named, **kwargs).exit_code() in (0, 1)
+
+
+def test_no_bare_value_or_type_error_on_user_arguments_in_the_engines():
+    """engines/dask.py raised ValueError for an unknown scheduler scheme (caught and re-raised
+    as a UsageError); engines raise the project's own errors."""
+    import pathlib
+
+    import datavet.engines
+
+    root = pathlib.Path(datavet.engines.__file__).parent
+    offenders = [
+        f"{p.name}:{i}"
+        for p in root.glob("*.py")
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if "raise ValueError" in line or "raise TypeError" in line
+    ]
+    assert not offenders, offenders
+
+
+def test_assert_clean_with_nothing_to_audit_is_a_usage_error():
+    """It raised a bare TypeError."""
+    from datavet.testing import assert_clean
+
+    with pytest.raises(UsageError, match="nothing to audit"):
+        assert_clean(None, config=False)

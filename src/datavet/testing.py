@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from datavet.errors import UsageError
 from datavet.findings import Severity
 from datavet.output.text import clean
 from datavet.report import Report
@@ -73,7 +74,7 @@ def assert_clean(
             kwargs.update(settings.audit_options())
             if dataset is not None:
                 if data is not None:
-                    raise TypeError("assert_clean: give data or dataset=, not both")
+                    raise UsageError("assert_clean: give data or dataset=, not both")
                 if dataset not in settings.datasets:
                     known = ", ".join(settings.datasets) or "none"
                     raise cfg.ConfigError(f"unknown dataset {dataset!r}; the config names: {known}")
@@ -83,7 +84,7 @@ def assert_clean(
             elif settings.target is not None:
                 kwargs["target"] = settings.target
         if data is None:
-            raise TypeError("assert_clean: nothing to audit (pass data or dataset=)")
+            raise UsageError("assert_clean: nothing to audit (pass data or dataset=)")
         kwargs.update(options)
         if fail_on is not None:
             kwargs["fail_on"] = fail_on

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 import datavet
-from datavet.api import _plan
 from datavet.engines.local import profile_source
+from datavet.engines.plan import plan_tables as _plan
 from datavet.engines.progress import Progress
 from datavet.sources import open_source
 

@@ -18,12 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datavet
-import datavet.api as api
-from datavet.engines.local import profile_source
+from datavet.engines.local import LocalEngine, profile_source
+from datavet.engines.plan import plan_tables
 from datavet.scan import Profile, Reservoir, ScanPlan
 from datavet.scan.columns import ColumnStats, _count, _numeric_text, _sketch
 from datavet.scan.hashing import _text_lanes, column_lanes
-from datavet.scan.neardup import NearRows, near_pass
+from datavet.scan.neardup import NearRows
 from datavet.scan.rowchecks import match_rows
 from datavet.sources import open_source
 
@@ -109,7 +109,7 @@ def test_near_hashes_in_the_scan_equal_the_second_pass(tmp_path):
         paths[split] = tmp_path / f"{split}.parquet"
         df.to_parquet(paths[split], row_group_size=700)
     sources = {s: open_source(str(p), role=s, target="label") for s, p in paths.items()}
-    plan = api._plan(sources["train"], sources["test"], "label", 500)
+    plan = plan_tables(sources["train"], sources["test"], "label", 500)
     columns = ("label", "name", "x")  # user_id is ID-like, "when" the time column
     near_plan = ScanPlan(
         target=plan.target,
@@ -124,14 +124,13 @@ def test_near_hashes_in_the_scan_equal_the_second_pass(tmp_path):
     test_p = profile_source(sources["test"], test_plan, "test", batch_rows=256, workers=2)
     for split, profile in (("train", train_p), ("test", test_p)):
         folded = NearRows.of(profile.hashes, profile.older, profile.older_rows)
-        second = near_pass(
+        second = LocalEngine(batch_rows=300).near_rows(
             sources[split],
             columns=list(columns),
             exact_columns=list(plan.hash_columns),
             as_number=plan.as_number,
             time_column="when" if split == "test" else None,
             time_before=newest,
-            batch_rows=300,
         )
         np.testing.assert_array_equal(folded.pos, second.pos)
         np.testing.assert_array_equal(folded.near, second.near)
@@ -149,11 +148,11 @@ def test_audit_same_report_with_and_without_the_second_pass(tmp_path, monkeypatc
     kw = {"target": "label", **({"group": "user_id", "time": "when"} if declare else {})}
     args = (str(tmp_path / "train.parquet"), str(tmp_path / "test.parquet"))
     calls = []
-    real_pass = api._near_pass
-    monkeypatch.setattr(api, "_near_pass", lambda *a: calls.append(1) or real_pass(*a))
+    real_pass = LocalEngine._near_pass
+    monkeypatch.setattr(LocalEngine, "_near_pass", lambda *a: calls.append(1) or real_pass(*a))
     one_pass = json.loads(datavet.audit(*args, **kw).to_json())
     assert not calls  # Parquet: the near hashes came from the main scan
-    monkeypatch.setattr(api, "_near_plan", lambda *a: None)
+    monkeypatch.setattr(LocalEngine, "near_guess", lambda *a: None)
     two_pass = json.loads(datavet.audit(*args, **kw).to_json())
     assert calls
     for report in (one_pass, two_pass):

@@ -108,7 +108,7 @@ def test_an_endless_dataloader_is_capped_and_the_report_says_so():
 
 
 def test_the_default_cap_applies_to_datasets_not_to_arrays(monkeypatch):
-    import datavet.scan.tensors as tensors
+    import datavet.engines.tensors as tensors
 
     monkeypatch.setattr(tensors, "DEFAULT_MAX_SAMPLES", 300)
     report = datavet.audit(torch.utils.data.DataLoader(_Endless(), batch_size=64), baselines=False)

@@ -12,15 +12,14 @@ from hypothesis import strategies as st
 
 from datavet.auditors.constant_feature import tensor_message
 from datavet.errors import UsageError
-from datavet.scan.tensors import (
-    Layout,
+from datavet.scan.tensor_block import (
     TensorPlan,
     fold,
     pooled_names,
     profile_block,
-    resolve_layout,
     sample_hashes,
 )
+from datavet.scan.tensor_layout import Layout, resolve_layout
 
 from .conftest import images
 

@@ -65,7 +65,7 @@ class ConstantFeature(Auditor):
                 parts = constant_parts(col.name, col.vector)
                 if parts is not None:
                     yield self.finding(
-                        tensor_message(parts, "train"),
+                        parts.message("train"),
                         split="train",
                         columns=(col.name,),
                         n_affected=len(parts.constant),

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 import pyarrow as pa
 
+from datavet.engines.base import Engine, TableNeeds
 from datavet.errors import DatavetError, EngineError, UsageError
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.hashing import RowHashes
@@ -63,16 +64,19 @@ def check_address(scheduler) -> str:
     expected = "expected an address such as tcp://127.0.0.1:8786"
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise UsageError(f"--scheduler {scheduler!r:.80}: {expected}")
+    problem = None
     try:
         scheme, location = parse_address(scheduler, strict=True)
         if scheme not in backends:
-            raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(sorted(backends))}")
-        if scheme in ("tcp", "tls", "ws", "wss"):
+            problem = f"unknown scheme {scheme!r}; known: {', '.join(sorted(backends))}"
+        elif scheme in ("tcp", "tls", "ws", "wss"):
             parse_host_port(location)
     except (ValueError, TypeError) as exc:
+        problem = str(exc)
+    if problem is not None:
         raise UsageError(
-            f"--scheduler {scheduler!r:.80} is not a Dask address ({exc}); {expected}"
-        ) from None
+            f"--scheduler {scheduler!r:.80} is not a Dask address ({problem}); {expected}"
+        )
     return scheduler
 
 
@@ -267,6 +271,21 @@ def profile_splits(
                     f"the Dask engine failed on {where}: {_first_line(exc)}"
                 ) from None
             raise
+
+
+class DaskEngine(Engine):
+    """Profiles each partition on a Dask cluster (the one at ``scheduler``, or a LocalCluster
+    on 127.0.0.1) and tree-reduces the profiles; S001-S003 are computed per hash bucket on the
+    workers. The second passes (row keys, near duplicates) stream in this process. Tables only:
+    tensor inputs are refused with a UsageError."""
+
+    name = "dask"
+
+    def profile_tables(self, sources, plan: ScanPlan, needs: TableNeeds):
+        profiles, rows = profile_splits(
+            sources, plan, scheduler=self.scheduler, batch_rows=self.batch_rows
+        )
+        return profiles, rows, None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,5 +1,10 @@
 """The default engine: stream a source batch by batch in this process, using every core.
 
+:class:`LocalEngine` runs every pass of an audit here: the table scan (below), the tensor pass
+(blocks of samples on up to four threads, :mod:`datavet.engines.tensors`) and the second passes
+(row keys, near duplicates; the near-duplicate hashes are folded into the main scan when the
+ID-like columns can be known first, see :meth:`LocalEngine.near_guess`).
+
 Batches are profiled by a thread pool (pyarrow and numpy release the GIL in their kernels) and
 merged in row order, so the result is the same as a serial scan. At most ``2 x workers``
 batches are in flight: memory is bounded by the batch size (plus the row hashes, 24 bytes a
@@ -12,19 +17,144 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import replace
 
 import numpy as np
+import pyarrow as pa
 
+from datavet.engines.base import Engine, TableNeeds, check_rows
 from datavet.engines.progress import Progress
 from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
+from datavet.scan.columns import column_kind
+from datavet.scan.idlike import id_like_columns, looks_like_key_name
 from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
 
 
 def default_workers() -> int:
     return max(1, min(8, os.cpu_count() or 1))
+
+
+def ordered_map(
+    function: Callable, tasks: Iterable[tuple], workers: int, *, in_flight: int, name: str
+) -> Generator:
+    """``function(*task)`` for every task, on ``workers`` threads, yielded in task order, with
+    at most ``in_flight`` tasks submitted and not yet yielded (memory stays bounded by that many
+    batches). One worker: everything on this thread."""
+    if workers <= 1:
+        for task in tasks:
+            yield function(*task)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name) as pool:
+        pending: deque = deque()
+        try:
+            for task in tasks:
+                pending.append(pool.submit(function, *task))
+                if len(pending) >= in_flight:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+class LocalEngine(Engine):
+    """Every pass in this process, on ``workers`` threads (default: the cores, up to 8 for
+    tables and 4 for tensors)."""
+
+    name = "local"
+
+    def profile_tables(self, sources, plan: ScanPlan, needs: TableNeeds):
+        train_src, test_src = sources["train"], sources.get("test")
+        # S007/S008 in the same pass when the ID-like columns can be known first
+        guess = self.near_guess(train_src, test_src, plan, needs)
+        train_plan = plan if guess is None else replace(plan, **guess)
+        profiles = {"train": self._profile(train_src, train_plan, "train")}
+        if test_src is not None:
+            test_plan = train_plan
+            newest = profiles["train"].columns.get((guess or {}).get("time_column"))
+            if guess is not None and newest is not None:
+                test_plan = replace(train_plan, time_before=newest.tmax)
+            profiles["test"] = self._profile(test_src, test_plan, "test")
+        return profiles, None, guess
+
+    def _profile(self, source, plan, split):
+        return profile_source(
+            source,
+            plan,
+            split,
+            batch_rows=self.batch_rows,
+            workers=self.workers,
+            progress=self.progress,
+        )
+
+    def near_guess(self, train_src, test_src, plan: ScanPlan, needs: TableNeeds) -> dict | None:
+        """What the scan needs to compute the near-duplicate hashes (S007) and count old test
+        rows (S008) in the same pass: the columns they cover leave out the ID-like ones, so
+        those are found first from the few columns that can be ID-like (text; whole numbers
+        named like keys), read alone. None when S007/S008 are not needed or the source cannot
+        read columns alone (CSV): then a second pass does it. :meth:`scan_tables` checks the
+        guess against the full scan and falls back to the second pass if it differs."""
+        if test_src is None or not needs.near:
+            return None
+        group = needs.group
+        kinds = {f.name: column_kind(f.type) for f in train_src.schema}
+        temporal = [n for n, k in kinds.items() if k == "temporal"]
+        time_column = needs.time
+        if time_column is None:
+            time_column = temporal[0] if len(temporal) == 1 else None
+        hashed = set(plan.hash_columns)
+        candidates = [
+            f.name
+            for f in train_src.schema
+            if f.name in hashed
+            and f.name not in (plan.target, group)
+            and (
+                kinds[f.name] == "string"
+                or (
+                    kinds[f.name] == "numeric"
+                    and looks_like_key_name(f.name)
+                    and pa.types.is_integer(getattr(f.type, "value_type", f.type))
+                )
+            )
+        ]
+        stats = prescan_columns(train_src, candidates, batch_rows=self.batch_rows)
+        if stats is None:
+            return None
+        exclude = (plan.target or "", group or "")
+        ids = id_like_columns(Profile(split="train", columns=stats), exclude=exclude)
+        keys = {c for c in (group, *ids) if c}
+        return {
+            "near_columns": tuple(
+                c for c in plan.hash_columns if c not in keys and c != time_column
+            ),
+            "near_digits": needs.near_digits,
+            "time_column": time_column,
+        }
+
+    def profile_tensors(self, train, test=None, *, sample_rows: int, max_samples=None):
+        from datavet.engines import tensors
+
+        workers = self.workers or max(1, min(tensors.MAX_WORKERS, os.cpu_count() or 1))
+
+        def map_blocks(function, blocks):
+            return ordered_map(function, blocks, workers, in_flight=workers, name="datavet-tensors")
+
+        run = tensors.profile_tensors(
+            train,
+            test,
+            sample_rows=sample_rows,
+            batch_rows=self.batch_rows,
+            map_blocks=map_blocks,
+            workers=workers,
+            max_samples=max_samples,
+        )
+        check_rows({"train": train, "test": test}, run.profiles)
+        return run
 
 
 def profile_source(
@@ -166,22 +296,13 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
         meter.update(part.rows)
         return profile.merge(part)
 
-    if workers == 1:
-        for offset, batch in source.batches(batch_rows):
-            profile = fold(profile, Profile.of_batch(batch, offset, plan, split))
-    else:
-        pending: deque = deque()
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-scan") as pool:
-            try:
-                for offset, batch in source.batches(batch_rows):
-                    pending.append(pool.submit(Profile.of_batch, batch, offset, plan, split))
-                    while len(pending) >= 2 * workers:
-                        profile = fold(profile, pending.popleft().result())
-                while pending:
-                    profile = fold(profile, pending.popleft().result())
-            finally:
-                for fut in pending:
-                    fut.cancel()
+    tasks = ((batch, offset, plan, split) for offset, batch in source.batches(batch_rows))
+    parts = ordered_map(
+        Profile.of_batch, tasks, workers, in_flight=2 * workers, name="datavet-scan"
+    )
+    with closing(parts):
+        for part in parts:
+            profile = fold(profile, part)
     if store is not None:
         if profile.rows != rows:
             raise _Overflow

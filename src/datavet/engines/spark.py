@@ -29,6 +29,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from datavet.engines.base import Engine
 from datavet.errors import UsageError
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.hashing import RowHashes
@@ -377,10 +378,32 @@ def profile_splits(
     return profiles, result
 
 
+class SparkEngine(Engine):
+    """Profiles each partition in a Spark task (the session at ``scheduler``, a Spark master
+    URL, or a local one) and tree-merges the profiles on the driver; S001-S003 are computed per
+    hash bucket in Spark. The second passes stream in this process. Tables only: tensor inputs
+    are refused with a UsageError."""
+
+    name = "spark"
+
+    def profile_tables(self, sources, plan: ScanPlan, needs):
+        profiles, rows = profile_splits(
+            sources, plan, master=self.scheduler, batch_rows=self.batch_rows
+        )
+        return profiles, rows, None
+
+
 def _with_cut(plan: ScanPlan, rows: int) -> ScanPlan:
     from dataclasses import replace
 
     return replace(plan, sample_cut=Reservoir.cut(rows, plan.sample_rows, plan.seed))
 
 
-__all__ = ["SparkSource", "connect", "is_spark_frame", "profile_splits", "spark_inputs"]
+__all__ = [
+    "SparkEngine",
+    "SparkSource",
+    "connect",
+    "is_spark_frame",
+    "profile_splits",
+    "spark_inputs",
+]

@@ -8,8 +8,8 @@ hash alike (except, rarely, a value that sits right on a rounding boundary).
 The ID-like columns must be known before hashing. The local engine finds them first from the
 only columns that can be ID-like (text, whole numbers named like keys), read alone, and then
 computes the near hashes in the main scan (``ScanPlan.near_columns``, ``NearRows.of``); where a
-source cannot read columns alone (CSV), or with the Dask engine, :func:`near_pass` streams the
-data a second time.
+source cannot read columns alone (CSV), or with the Dask engine, the engine streams the data a
+second time through :func:`near_batch` and joins the parts with :func:`fold_near`.
 """
 
 from __future__ import annotations
@@ -33,27 +33,9 @@ from datavet.scan.hashing import (
     hash_rows,
     string_values,
 )
+from datavet.scan.rounding import round_significant
 
 DIGITS = 6
-
-
-def round_significant(x: np.ndarray, digits: int) -> np.ndarray:
-    """``x`` rounded to ``digits`` significant digits (a new array; inf and NaN unchanged,
-    -0.0 as 0.0). In place on scratch arrays: this runs on every float of every row."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        scale = np.abs(x)
-        np.log10(scale, out=scale)
-        np.floor(scale, out=scale)  # the magnitude
-        scale[~np.isfinite(scale)] = 0
-        np.subtract(digits - 1, scale, out=scale)
-        np.power(10.0, scale, out=scale)
-        out = np.multiply(x, scale)
-        np.round(out, out=out)
-        np.divide(out, scale, out=out)
-    bad = ~np.isfinite(out)
-    out[bad] = x[bad]  # inf stays inf, NaN stays NaN
-    out += 0.0
-    return out
 
 
 def near_lanes(arr: pa.Array, digits: int, cache: dict | None = None) -> list[np.ndarray]:
@@ -219,8 +201,21 @@ class NearRows:
         return cls(pos, near, exact, older, tuple(time_examples)[:5])
 
 
-def near_pass(
-    source,
+@dataclass
+class NearPart:
+    """The near-duplicate hashes of one batch (see :func:`near_batch`); :func:`fold_near` joins
+    a split's parts, in row order, into its :class:`NearRows`."""
+
+    pos: np.ndarray
+    near: np.ndarray  # packed as :func:`near_rows` returns it (detail included)
+    exact: np.ndarray
+    older: int = 0
+    time_examples: tuple[int, ...] = ()
+
+
+def near_batch(
+    batch: pa.RecordBatch,
+    offset: int,
     *,
     columns: list[str],
     exact_columns: list[str],
@@ -228,27 +223,32 @@ def near_pass(
     digits: int = DIGITS,
     time_column: str | None = None,
     time_before: int | None = None,
-    batch_rows: int = 65_536,
-) -> NearRows:
-    """Stream ``source`` once more for near-duplicate hashes (and rows older than a time)."""
-    pos, near, exact = [], [], []
-    older, examples = 0, []
-    for offset, batch in source.batches(batch_rows):
-        pos.append(np.arange(offset, offset + batch.num_rows, dtype=np.int64))
-        left_out = [c for c in exact_columns if c not in set(columns)]
-        near.append(near_rows(batch, columns, digits, left_out=left_out))
-        exact.append(hash_rows(batch, exact_columns, as_number))
-        if (
-            time_column is not None
-            and time_before is not None
-            and time_column in batch.schema.names
-        ):
-            n_older, first = older_rows(batch.column(time_column), time_before, offset)
-            older += n_older
-            examples.extend(first)
-    if not pos:
+) -> NearPart:
+    """One batch's near-duplicate hashes (and rows older than ``time_before``), for a second
+    pass over a split (the engine streams the batches; see ``engines``)."""
+    left_out = [c for c in exact_columns if c not in set(columns)]
+    older, examples = 0, ()
+    if time_column is not None and time_before is not None and time_column in batch.schema.names:
+        older, examples = older_rows(batch.column(time_column), time_before, offset)
+    return NearPart(
+        np.arange(offset, offset + batch.num_rows, dtype=np.int64),
+        near_rows(batch, columns, digits, left_out=left_out),
+        hash_rows(batch, exact_columns, as_number),
+        older,
+        examples,
+    )
+
+
+def fold_near(parts: list[NearPart]) -> NearRows:
+    """A split's :class:`NearRows` from its batches' parts, in row order."""
+    if not parts:
         z = np.zeros((0, 2), np.uint64)
         return NearRows(np.zeros(0, np.int64), z, z, detail=None)
+    examples = [e for p in parts for e in p.time_examples]
     return NearRows(
-        np.concatenate(pos), np.concatenate(near), np.concatenate(exact), older, tuple(examples[:5])
+        np.concatenate([p.pos for p in parts]),
+        np.concatenate([p.near for p in parts]),
+        np.concatenate([p.exact for p in parts]),
+        sum(p.older for p in parts),
+        tuple(examples[:5]),
     )

@@ -235,40 +235,45 @@ def row_checks(
     return out
 
 
-def keyless_rows(
-    source,
-    hashes,
+def keyless_batch(
+    batch,
+    offset: int,
     columns: list[str],
     shared: list[str],
     as_number,
-    batch_rows: int,
     target: str | None = None,
-) -> SplitRows:
-    """A split's rows hashed once more with its row-key columns left out (``columns``: the
-    split's features without them; ``shared``: the features both splits share, without them),
-    beside the positions and label hashes of the first pass (``hashes``, same row order).
-    The Dask and Spark engines keep no hashes on the driver: then positions and label hashes
-    (of ``target``) are computed here too, as the first pass computes them."""
+    *,
+    rebuild: bool = False,
+) -> tuple:
+    """One batch of a split hashed once more with its row-key columns left out (``columns``:
+    the split's features without them; ``shared``: the features both splits share, without
+    them): (positions, label hashes, row hashes, shared hashes), positions and label hashes
+    only with ``rebuild`` (else None). The engine streams the batches; :func:`fold_keyless`
+    joins the parts."""
     from datavet.scan.hashing import hash_rows
 
-    pos, _, labels = hashes.arrays()
-    rebuild = len(pos) == 0
-    positions, label_parts = [], []
-    rows, common = [], []
-    for offset, batch in source.batches(batch_rows):
-        if rebuild:
-            positions.append(np.arange(offset, offset + batch.num_rows, dtype=np.int64))
-            label_parts.append(_label_hashes(batch, target))
-        caches: dict[str, dict] = {}
-        rows.append(hash_rows(batch, columns, as_number, caches))
-        same = shared == columns
-        common.append(rows[-1] if same else hash_rows(batch, shared, as_number, caches))
-    if not rows:
+    caches: dict[str, dict] = {}
+    rows = hash_rows(batch, columns, as_number, caches)
+    common = rows if shared == columns else hash_rows(batch, shared, as_number, caches)
+    if not rebuild:
+        return None, None, rows, common
+    positions = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
+    return positions, _label_hashes(batch, target), rows, common
+
+
+def fold_keyless(pos: np.ndarray, labels: np.ndarray, parts: list[tuple]) -> SplitRows:
+    """A split's keyless :class:`SplitRows` from its batches' parts (:func:`keyless_batch`),
+    beside the positions and label hashes of the first pass (``pos``, ``labels``: same row
+    order). The Dask and Spark engines keep no hashes on the driver: then the parts carry them
+    (``rebuild``)."""
+    if not parts:
         z = np.zeros((0, 2), np.uint64)
         return SplitRows(pos, z, labels, z)
-    if rebuild:
-        pos, labels = np.concatenate(positions), np.concatenate(label_parts)
-    return SplitRows(pos, np.concatenate(rows), labels, np.concatenate(common))
+    if parts[0][0] is not None:
+        pos = np.concatenate([p[0] for p in parts])
+        labels = np.concatenate([p[1] for p in parts])
+    rows = np.concatenate([p[2] for p in parts])
+    return SplitRows(pos, rows, labels, np.concatenate([p[3] for p in parts]))
 
 
 def _label_hashes(batch, target: str | None) -> np.ndarray:

@@ -176,7 +176,7 @@ def _lanes(x: np.ndarray, nan: np.ndarray) -> list[np.ndarray]:
 
 def _near_values(x: np.ndarray, floating: np.ndarray, digits: int) -> np.ndarray:
     """Float columns rounded as ``neardup.near_lanes`` rounds them; the others unchanged."""
-    from datavet.scan.neardup import round_significant
+    from datavet.scan.rounding import round_significant
 
     if not floating.any():
         return x

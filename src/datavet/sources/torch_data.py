@@ -17,20 +17,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from datavet.errors import DatavetError, InputError, UsageError
-from datavet.sources.arrays import (
+from datavet.sources.tensor_base import (
     TensorInfo,
     TensorSource,
     _check_torch_tensor,
-    _first_line,
-    _is_label_list,
-    _position,
-    a_type,
     check_dtype,
-    is_array_like,
     is_torch_tensor,
     pick_keys,
     tensor_to_numpy,
 )
+from datavet.sources.tensor_files import _first_line
+from datavet.sources.tensor_memory import _is_label_list, _position, a_type, is_array_like
 
 DATASET_BATCH = 256  # batch size when the input is a Dataset (or a DataLoader without one)
 

@@ -1,0 +1,127 @@
+"""Everything the rules read, gathered by the engine's passes: the profiles of both splits, the
+row checks beside them, the task, the baselines and the notes on how the inputs were read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from datavet.engines.base import Engine, TableNeeds, TableScan, key_columns
+from datavet.engines.plan import plan_tables
+from datavet.errors import UsageError
+from datavet.framework import needing, option_of
+from datavet.pipeline.arguments import AuditArgs
+from datavet.pipeline.baselines import fit_baselines, prefetch
+from datavet.pipeline.inputs import Inputs, resolve_columns
+from datavet.pipeline.summary import input_notes, table_columns
+from datavet.scan import Profile, ScanPlan
+from datavet.tasks import detect_task
+
+if TYPE_CHECKING:
+    from datavet.baselines import Baselines
+
+
+@dataclass
+class Evidence:
+    profiles: dict[str, Profile]
+    plan: ScanPlan
+    target: Any  # str | None (mypy: an int target is a name once resolved)
+    group: str | None
+    time_column: str | None
+    time_declared: bool
+    id_columns: tuple[str, ...]
+    columns: dict  # split -> (name, dtype, kind) of its columns, S004's view
+    table: TableScan | None = None  # the table passes' results (None for tensors)
+    task: str | None = None
+    task_reason: str | None = None
+    baselines: Baselines | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tensors(self) -> bool:
+        return self.table is None
+
+
+def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
+    """Run the engine's passes over the inputs, then detect the task and fit the baselines."""
+    rules = args.rules
+    warm = None
+    if inputs.tensors:
+        run = engine.profile_tensors(
+            inputs.train, inputs.test, sample_rows=args.sample_rows, max_samples=args.max_samples
+        )
+        target, group, time = run.target, None, None
+        plan = ScanPlan(target=target, hash_columns=tuple(run.features))
+        id_columns, time_column = key_columns(run.profiles["train"], target, None, None)
+        notes = [run.target_note] if run.target_note else []
+        notes += run.notes
+        evidence = Evidence(
+            run.profiles, plan, target, None, time_column, False, id_columns, run.columns
+        )
+    else:
+        target, target_note, group, time = resolve_columns(inputs, args)
+        _task_needs_target(args.task, target)  # before the passes, not after
+        if engine.name == "local":
+            warm = prefetch(rules, args.baselines and target is not None)
+        plan = plan_tables(inputs.train, inputs.test, target, args.sample_rows, group=group)
+        needs = TableNeeds(
+            keyless=needing(rules, "row_keys"),
+            near=needing(rules, "near_hashes"),
+            near_digits=int(option_of(args.auditors, "near_hashes", "digits", 6)),
+            group=group,
+            time=time,
+        )
+        table = engine.scan_tables(inputs.splits, plan, needs)
+        notes = [target_note] if target_note else []
+        notes += input_notes((inputs.train, inputs.test), plan)
+        columns = {
+            s: table_columns(src, plan.skip_columns)
+            for s, src in inputs.splits.items()
+            if src is not None
+        }
+        evidence = Evidence(
+            table.profiles,
+            plan,
+            target,
+            group,
+            table.time_column,
+            time is not None,
+            table.id_columns,
+            columns,
+            table,
+        )
+    evidence.notes = notes
+    if target is not None:  # then train has label statistics
+        label = evidence.profiles["train"].label
+        evidence.task, evidence.task_reason = detect_task(label, args.task)  # type: ignore[arg-type]
+    _task_needs_target(args.task, target)
+    if warm is not None:
+        warm.join()  # before anything here imports what it imports
+    # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
+    if target is not None and args.baselines and needing(rules, "baselines"):
+        _baselines(evidence)
+    return evidence
+
+
+def _task_needs_target(task: str, target: str | None) -> None:
+    if target is None and task != "auto":
+        raise UsageError(f"--task {task} needs a target column (--target)")
+
+
+def _baselines(evidence: Evidence) -> None:
+    plan = evidence.plan
+    keys = {c for c in (evidence.group, *evidence.id_columns) if c}
+    features = [c for c in plan.hash_columns if c not in keys]
+    fitted = fit_baselines(evidence.profiles, evidence.target, evidence.task or "auto", features)
+    left_out = [c for c in plan.hash_columns if c in keys]
+    if left_out and fitted.skipped is None:
+        fitted.notes.append(
+            "left out of the linear model as group or ID-like columns (keys, not features): "
+            + ", ".join(left_out)
+        )
+    if fitted.sampled:
+        evidence.notes.append(
+            f"baselines use a uniform sample of {fitted.train_rows:,} of "
+            f"{fitted.sample_of:,} train rows"
+        )
+    evidence.baselines = fitted

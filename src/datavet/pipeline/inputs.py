@@ -1,0 +1,126 @@
+"""The inputs of an audit, opened: the train and test sources, the memory budget, and the
+target, group and time columns found in them."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from datavet.errors import InputError, UsageError
+from datavet.pipeline.arguments import AuditArgs
+from datavet.sources import TabularSource, TensorSource, open_source
+
+AUTO_TARGETS = ("label", "target")
+
+
+@dataclass
+class Inputs:
+    """The opened splits and the columns named in them."""
+
+    train: Any  # TabularSource | TensorSource
+    test: Any  # TabularSource | TensorSource | None
+    engine: str  # the engine the inputs call for (a Spark DataFrame: "spark")
+    target: str | int | None  # as asked; tables resolve it in :func:`resolve_columns`
+    budget: object | None = None
+
+    @property
+    def tensors(self) -> bool:
+        return isinstance(self.train, TensorSource) or isinstance(self.test, TensorSource)
+
+    @property
+    def splits(self) -> dict:
+        return {"train": self.train, "test": self.test}
+
+
+def open_inputs(train, test, args: AuditArgs) -> Inputs:
+    """Open both splits (nothing is read yet beyond headers and metadata); with ``max_memory``,
+    check the estimate first and count what is decoded as it streams."""
+    from datavet.engines.spark import spark_inputs  # imports pyspark only for Spark inputs
+
+    engine, train, test = spark_inputs(args.engine, train, test)  # a Spark DataFrame: in place
+    memory = None
+    if args.max_memory is not None:
+        from datavet.engines.local import default_workers
+        from datavet.sources import budget
+
+        limit = budget.parse_size(args.max_memory)
+        budget.check(
+            [("train", train), ("test", test)],
+            limit,
+            batch_rows=args.batch_rows,
+            sample_rows=args.sample_rows,
+        )
+        memory = budget.Budget(
+            limit,
+            batch_rows=args.batch_rows,
+            sample_rows=args.sample_rows,
+            workers=default_workers() if args.workers is None else args.workers,
+        )
+    target = args.target
+    opts: dict[str, Any] = {
+        "target": target,
+        "inputs": args.inputs,
+        "channel_axis": args.channel_axis,
+    }
+    if args.encoding is not None:
+        opts["encoding"] = args.encoding
+    if args.delimiter is not None:
+        opts["delimiter"] = args.delimiter
+    train_src = open_source(train, role="train", **opts)
+    if (
+        target is None
+        and isinstance(train_src, TabularSource)
+        and getattr(train_src, "label", None)
+    ):
+        # an (X, y) pair: y is the target, and a test pair's y takes the same name
+        target = opts["target"] = getattr(train_src, "label", None)
+    test_src = open_source(test, role="test", **opts) if test is not None else None
+    for src in (train_src, test_src):
+        if memory is not None and isinstance(src, TabularSource):
+            src.budget = memory  # counts what is decoded as it streams
+    out = Inputs(train_src, test_src, engine, target, memory)
+    if out.tensors and (args.group is not None or args.time is not None):
+        raise UsageError("group and time columns apply to tables, not tensor inputs")
+    return out
+
+
+def resolve_columns(inputs: Inputs, args: AuditArgs) -> tuple:
+    """(target, the note saying how it was found, group, time) of a table audit: each one a
+    column of train, or InputError with the closest name."""
+    target, note = resolve_column(inputs.target, inputs.train)
+    group = time = None
+    if args.group is not None:
+        group, _ = resolve_column(args.group, inputs.train, role="group")
+    if args.time is not None:
+        time, _ = resolve_column(args.time, inputs.train, role="time")
+    return target, note, group, time
+
+
+def resolve_column(target: Any, source: Any, role: str = "target") -> tuple[str | None, str | None]:
+    names = source.schema.names
+    if isinstance(target, int):  # pd.DataFrame(array): integer column names, stored as text
+        target = str(target)
+    if target is None:
+        found = [n for n in names if n.lower() in AUTO_TARGETS]
+        if len(found) == 1:
+            return found[0], f"target {found[0]!r} found by name; pass --target to choose another"
+        return None, None
+    if target not in names:
+        listed = ", ".join(map(repr, names[:20])) + (
+            f" (+{len(names) - 20} more)" if len(names) > 20 else ""
+        )
+        hint = _closest(target, names)
+        maybe = f"; did you mean {hint!r}?" if hint else ""
+        raise InputError(
+            source.name, f"{role} column {target!r} not found{maybe} Columns: {listed}"
+        )
+    return target, None
+
+
+def _closest(name: str, names: list[str]) -> str | None:
+    lowered = {n.lower(): n for n in names}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else None
