@@ -25,7 +25,7 @@ class ValidationInTrainMode(CurveRule):
     logged after it fell to ``max_lr_ratio`` (1/30) of the peak or less, with at least
     ``min_evals`` (6) in each. Their jitter is the median absolute second difference between
     consecutive evaluations (the trend removed). It fires when the low-learning-rate jitter is
-    still ``min_ratio`` (30%) or more of the high-learning-rate jitter.
+    still ``min_jitter_ratio`` (30%) or more of the high-learning-rate jitter.
 
     **Why it matters**
     In ``eval()`` mode a validation pass over a fixed validation set is a function of the
@@ -48,7 +48,7 @@ class ValidationInTrainMode(CurveRule):
     name = "validation-in-train-mode"
     severity = Severity.WARNING
     summary = "the validation loss keeps its jitter after the lr fell ~30x: model.eval() missing?"
-    thresholds = {"min_evals": 6, "max_lr_ratio": 1 / 30, "min_ratio": 0.3}
+    thresholds = {"min_evals": 6, "max_lr_ratio": 1 / 30, "min_jitter_ratio": 0.3}
     causes = (
         ("data", "a validation loader that draws a random subset of the validation set each time"),
         ("eval_mode", "validation in train mode: dropout masks / batch statistics at every pass"),
@@ -81,7 +81,7 @@ class ValidationInTrainMode(CurveRule):
             return
         ratio = j_low / j_high
         lr_ratio = float(np.median(lr[low])) / peak
-        if ratio < o["min_ratio"]:
+        if ratio < o["min_jitter_ratio"]:
             return
         col = ctx.column("val_loss")
         first = float(vs[low[0]])

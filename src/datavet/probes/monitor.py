@@ -121,7 +121,8 @@ class UpdateRatioOutOfRange(Probe):
     ``layer_every`` steps) the monitor keeps a copy of the weights, and at the next step it
     measures the update the optimizer made, ``||w_after - w_before|| / ||w_before||``, per
     parameter. With at least ``min_snapshots`` (3) measurements, a parameter whose median
-    ratio is above ``max_ratio`` (0.1) or below ``min_ratio`` (1e-6, but above 0: a parameter
+    ratio is above ``max_update_ratio`` (0.1) or below ``min_update_ratio`` (1e-6, but above 0:
+    a parameter
     that never moves is M018's) is named, with its figures. Parameters whose weights are all 0
     at a snapshot (biases at initialisation) have no ratio there.
 
@@ -142,7 +143,7 @@ class UpdateRatioOutOfRange(Probe):
     name = "update-ratio-out-of-range"
     severity = Severity.WARNING
     summary = "a parameter's update / weight ratio stays > 1e-1 or < 1e-6 (usual: ~1e-3)"
-    thresholds = {"max_ratio": 0.1, "min_ratio": 1e-6, "min_snapshots": 3}
+    thresholds = {"max_update_ratio": 0.1, "min_update_ratio": 1e-6, "min_snapshots": 3}
     needs = "monitor"
 
     def check(self, ctx: GradientMonitor):
@@ -736,16 +737,16 @@ class GradientMonitor:
         high, low = [], []
         for n, v in enough.items():
             m = _median(v)
-            if m > o["max_ratio"]:
+            if m > o["max_update_ratio"]:
                 high.append((n, m))
-            elif 0 < m < o["min_ratio"]:
+            elif 0 < m < o["min_update_ratio"]:
                 low.append((n, m))
         if not high and not low:
             return []
         parts = []
         for what, items, bound in (
-            ("too large", sorted(high, key=lambda t: -t[1]), f"> {o['max_ratio']:g}"),
-            ("too small", sorted(low, key=lambda t: t[1]), f"< {o['min_ratio']:g}"),
+            ("too large", sorted(high, key=lambda t: -t[1]), f"> {o['max_update_ratio']:g}"),
+            ("too small", sorted(low, key=lambda t: t[1]), f"< {o['min_update_ratio']:g}"),
         ):
             if items:
                 listed = ", ".join(f"{n} ({m:.2g})" for n, m in items[:MAX_LISTED])
