@@ -120,6 +120,10 @@ def test_spikes_come_with_a_suggested_max_norm():
     f = finding(monitor.report(), "M011")
     clip = monitor.clipping()
     assert clip["suggested_max_norm"] < clip["max"] and clip["ceiling"] is None
+    spikes = monitor.spikes
+    assert spikes and all(
+        monitor.norms[monitor.step_numbers.index(st)] > clip["suggested_max_norm"] for st in spikes
+    )
     assert f"max_norm={clip['suggested_max_norm']:.3g}" in f.message
 
 

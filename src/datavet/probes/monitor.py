@@ -619,12 +619,20 @@ class GradientMonitor:
 
     def clipping(self) -> dict | None:
         """The recorded norms' median, 95th percentile and maximum; the steps ``clip_norm``
-        clipped; a suggested ``max_norm`` (the 95th percentile); and the ceiling the norms sit
-        at when the monitor was called after clipping."""
+        clipped; a suggested ``max_norm`` (the 95th percentile of the steps that are not
+        spikes, so that it cuts the spikes and leaves the normal steps alone); and the ceiling
+        the norms sit at when the monitor was called after clipping."""
+        self._flush()
         finite = sorted(v for v in self.norms if math.isfinite(v))
         if len(finite) < 2:
             return None
         p95 = finite[min(len(finite) - 1, int(round(0.95 * (len(finite) - 1))))]
+        spiked = {s["index"] for s in self._spikes}
+        normal = (
+            sorted(v for i, v in enumerate(self.norms) if i not in spiked and math.isfinite(v))
+            or finite
+        )
+        suggested = normal[min(len(normal) - 1, int(round(0.95 * (len(normal) - 1))))]
         top = finite[-1]
         at_top = sum(1 for v in finite if v >= top * (1 - 1e-4))
         ceiling = top if top > 0 and at_top >= max(5, 0.05 * len(finite)) else None
@@ -632,7 +640,7 @@ class GradientMonitor:
             "median": _median(finite),
             "p95": p95,
             "max": top,
-            "suggested_max_norm": p95,
+            "suggested_max_norm": suggested,
             "clip_norm": self.clip_norm,
             "clipped_steps": None,
             "ceiling": ceiling,
@@ -782,7 +790,7 @@ class GradientMonitor:
             raise Skip("no per-layer snapshot was taken")
         fp16 = "float16" in r["gradient_dtypes"] or "float16" in r["activation_dtypes"]
         if not fp16:
-            kinds = ", ".join(r["gradient_dtypes"] + r["activation_dtypes"]) or "unknown"
+            kinds = ", ".join(sorted({*r["gradient_dtypes"], *r["activation_dtypes"]})) or "unknown"
             raise Skip(
                 f"the model does not train in float16 ({kinds}); the figures are in the report"
             )
@@ -846,7 +854,8 @@ class GradientMonitor:
         elif clip:
             clip_text = (
                 f" No clipping is declared (clip_norm=); max_norm={clip['suggested_max_norm']:.3g}"
-                f" (the 95th percentile; median {clip['median']:.3g}) would cut the spikes."
+                f" (the 95th percentile of the other steps; median {clip['median']:.3g}) would "
+                "cut the spikes."
             )
         else:
             clip_text = ""
