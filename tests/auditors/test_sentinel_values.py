@@ -122,3 +122,11 @@ def test_a_missing_test_score_written_as_zero_fires():
     x[::50] = 0
     (f,) = run(frame(x)).findings
     assert f.metrics["value"] == 0 and f.n_affected == 24
+
+
+def test_a_zero_below_values_that_come_close_to_zero_is_quiet():
+    # MASS::fgl magnesium: 0 in 20% of the glass fragments, the others 0.33..4.49 (median 3.5)
+    rng = np.random.default_rng(7)
+    x = np.where(rng.random(1000) < 0.19, 0.0, rng.normal(3.5, 0.12, 1000).clip(0.33, 4.49))
+    x[1:40:4] = rng.uniform(0.33, 1.5, 10)
+    assert run(frame(x)).findings == []
