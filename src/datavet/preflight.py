@@ -155,7 +155,7 @@ def preflight(
         A Report (exit codes 0/1/2 as usual) whose ``stages`` lists every stage's verdict.
     """
     from datavet.api import audit
-    from datavet.probes.api import probe
+    from datavet.api.probes import probe
 
     started = time.perf_counter()
     fail_level = Severity.parse(fail_on)

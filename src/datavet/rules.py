@@ -42,6 +42,7 @@ from datavet.auditors.train_test_overlap import TrainTestOverlap
 from datavet.auditors.unnormalized_inputs import UnnormalizedInputs
 from datavet.auditors.unseen_test_category import UnseenTestCategory
 from datavet.auditors.unseen_test_class import UnseenTestClass
+from datavet.curves.base import CurveRule
 from datavet.curves.generalisation import (
     Overfitting,
     SuspiciouslyGoodValidation,
@@ -53,9 +54,10 @@ from datavet.curves.nonfinite import NonFiniteLoss
 from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
 from datavet.curves.validation_mode import ValidationInTrainMode
 from datavet.errors import UsageError
-from datavet.framework import Rule, choose, match_selector, split_selectors
+from datavet.framework import NEEDS, Rule, choose, match_selector, split_selectors
 from datavet.probes.activations import SaturatedActivations, VanishingActivations
 from datavet.probes.amp_scaler import AmpWithoutGradScaler
+from datavet.probes.base import Probe
 from datavet.probes.determinism import EvalNondeterminism
 from datavet.probes.double_softmax import DoubleSoftmax
 from datavet.probes.eval_pass import EvalPassChangesModel
@@ -155,6 +157,8 @@ __all__ = [
     "BY_CODE",
     "BY_NAME",
     "CODES",
+    "CURVE_RULES",
+    "PROBES",
     "NAMES",
     "REGISTRY",
     "RULES",
@@ -164,6 +168,11 @@ __all__ = [
     "in_section",
     "lookup",
     "match_selector",
+    "find_curve_rule",
+    "lookup_probe",
+    "probe_by_key",
+    "select_curve_rules",
+    "select_probes",
     "select_rules",
     "split_selectors",
 ]
@@ -203,3 +212,80 @@ def select_rules(
     Selectors are codes, code prefixes (a family: ``L``, ``S00``) or names, as in ruff.
     """
     return choose(RULES, select, ignore)
+
+
+# The model probes (M): datavet.probe runs those that need a model, a GradientMonitor's report
+# those that need its history.
+PROBES: tuple[type[Probe], ...] = tuple(r for r in REGISTRY if issubclass(r, Probe))
+_PROBE_CODES: dict[str, type[Probe]] = {p.code: p for p in PROBES}
+_PROBE_NAMES: dict[str, type[Probe]] = {p.name: p for p in PROBES}
+
+
+def lookup_probe(key: str) -> type[Probe] | None:
+    """A probe by code (``M002``) or name (``cannot-overfit-batch``); None when unknown."""
+    return _PROBE_CODES.get(key.strip().upper()) or _PROBE_NAMES.get(key.strip().lower())
+
+
+def probe_by_key(key: str) -> type[Probe]:
+    """A probe by code or name; a UsageError when there is none."""
+    probe = lookup_probe(key)
+    if probe is None:
+        raise UsageError(f"unknown probe {key!r}; `datavet rules` lists them")
+    return probe
+
+
+def _probe_matches(selector: str, pool: list[type[Probe]], runner: str) -> list[type[Probe]]:
+    sel = selector.strip()
+    if not sel:
+        return []
+    if sel.upper() == "ALL":
+        return list(pool)
+    by_name = _PROBE_NAMES.get(sel.lower())
+    if by_name is not None and by_name in pool:
+        return [by_name]
+    found = [p for p in pool if p.code.startswith(sel.upper())]
+    others = [
+        p for p in PROBES if p not in pool and (p.code.startswith(sel.upper()) or p is by_name)
+    ]
+    if not found and others:
+        need = next(n for n in others[0].needs if n != runner and n in ("model", "monitor"))
+        raise UsageError(
+            f"{', '.join(p.code for p in others)} cannot be selected here: they need {NEEDS[need]}"
+        )
+    if not found:
+        raise UsageError(
+            f"unknown probe selector {selector!r}: use a code (M002), a prefix (M00) or a name "
+            "(cannot-overfit-batch); `datavet rules` lists them"
+        )
+    return found
+
+
+def select_probes(select=None, ignore=None, *, needs: str = "model") -> list[type[Probe]]:
+    """Probes chosen by ``select`` (default: all that ``needs`` this runner) minus ``ignore``."""
+    pool = [p for p in PROBES if needs in p.needs]
+    return choose(pool, select, ignore, lambda sel: _probe_matches(sel, pool, needs))
+
+
+# The training-curve rules (C): datavet.diagnose_curves runs them on a training log.
+CURVE_RULES: tuple[type[CurveRule], ...] = tuple(r for r in REGISTRY if issubclass(r, CurveRule))
+
+
+def find_curve_rule(key: str) -> type[CurveRule] | None:
+    """A curve rule by code (``C002``) or name (``loss-divergence``), or None."""
+    rule = find(key)
+    return rule if rule in CURVE_RULES else None
+
+
+def select_curve_rules(select=None, ignore=None) -> list[type[CurveRule]]:
+    """Curve rules chosen by ``select`` (default: all) minus ``ignore``, in code order."""
+    return choose(
+        CURVE_RULES,
+        select,
+        ignore,
+        lambda sel: match_selector(
+            sel,
+            CURVE_RULES,
+            what="curve rule",
+            example="a code (C002), a prefix (C, C00) or a name (loss-divergence)",
+        ),
+    )

@@ -8,8 +8,7 @@ import pytest
 
 import datavet
 from datavet.curves.causes import CAUSES, ORDER, check_order
-from datavet.curves.registry import CURVE_RULES, select_curve_rules
-from datavet.rules import lookup
+from datavet.rules import CURVE_RULES, lookup, select_curve_rules
 
 
 @pytest.mark.parametrize("rule", CURVE_RULES, ids=lambda r: r.code)

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from output.browser import chromium
 
 import datavet
-from datavet.curves.api import MAX_CHART_POINTS
+from datavet.api.curves import MAX_CHART_POINTS
 from datavet.output import html
 from datavet.output.json import schema
 from datavet.output.text_curves import render as render_text

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import datavet
-from datavet.curves import diagnose_curves
+from datavet import diagnose_curves
 
 from .browser import dump_dom
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from datavet.curves import diagnose_curves
+from datavet import diagnose_curves
 from datavet.output import FORMATS, render, text_curves
 
 from .ci_reports import check_golden, sample_report

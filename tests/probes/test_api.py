@@ -17,7 +17,7 @@ from torch import nn
 import datavet
 from datavet import UsageError
 from datavet.output.json import schema
-from datavet.probes.registry import PROBES
+from datavet.rules import PROBES
 
 from .models import CE, MSE, codes, run, seed_batch, seed_mlp, status
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from datavet import PROBES, UsageError
-from datavet.probes.registry import BY_CODE, lookup, lookup_probe, select_probes
+from datavet.rules import CODES as BY_CODE
 from datavet.rules import lookup as rule_lookup
+from datavet.rules import lookup_probe, select_probes
+from datavet.rules import probe_by_key as lookup
 
 
 def test_lookup_by_code_or_name_and_through_the_rule_lookup():

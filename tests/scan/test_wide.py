@@ -10,9 +10,9 @@ import pytest
 
 from datavet.scan import wide
 from datavet.scan.columns import ColumnStats
-from datavet.scan.hashing import hash_rows
 from datavet.scan.neardup import near_rows
 from datavet.scan.profile import Profile, ScanPlan
+from datavet.scan.rowhash import hash_rows
 
 
 def _mixed(rows: int, seed: int = 0) -> pa.RecordBatch:

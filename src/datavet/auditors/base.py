@@ -11,7 +11,7 @@ from datavet.findings import Finding, Severity
 from datavet.framework import Rule, Skip, fmt, pct, plural, rows_text
 from datavet.scan import Profile
 from datavet.scan.neardup import NearRows
-from datavet.scan.rowchecks import RowChecks, SplitRows, row_checks
+from datavet.scan.rowchecks import RowChecks, checks_of
 
 if TYPE_CHECKING:
     from datavet.baselines import Baselines
@@ -63,10 +63,8 @@ class AuditContext:
         """Overlap, duplicate and conflict results from the row hashes (S001-S003)."""
         if self.precomputed_rows is not None:
             return self.precomputed_rows
-        test = SplitRows.of(self.test.hashes) if self.test is not None else None
-        return row_checks(
-            SplitRows.of(self.train.hashes), test, with_labels=self.train.label is not None
-        )
+        test = self.test.hashes if self.test is not None else None
+        return checks_of(self.train.hashes, test, with_labels=self.train.label is not None)
 
     @property
     def splits(self) -> list[Profile]:

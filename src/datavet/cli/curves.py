@@ -42,7 +42,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from datavet.curves.api import diagnose_curves
+    from datavet.api.curves import diagnose_curves
     from datavet.output import render
 
     plan = options.plan_outputs(args, outputs.reads(("log", args.log)))

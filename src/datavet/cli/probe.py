@@ -156,8 +156,8 @@ def _unpack(result, spec: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from datavet.api.probes import probe
     from datavet.output import render
-    from datavet.probes.api import probe
 
     source = args.target.rpartition(":")[0]
     plan = options.plan_outputs(args, outputs.reads(("model source file", source)))

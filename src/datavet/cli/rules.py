@@ -13,9 +13,7 @@ def add_parsers(sub) -> None:
 
 
 def run_rules() -> int:
-    from datavet.curves.registry import CURVE_RULES
-    from datavet.probes.registry import PROBES
-    from datavet.rules import RULES
+    from datavet.rules import CURVE_RULES, PROBES, RULES
 
     rows = [(r.code, r.name, r.severity.label, r.summary) for r in (*RULES, *PROBES, *CURVE_RULES)]
     w = [max(len(row[i]) for row in rows) for i in range(3)]

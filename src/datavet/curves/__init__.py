@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["CURVE_RULES", "CurveLog", "diagnose_curves", "read_curves"]
+__all__ = ["CurveLog", "read_curves"]
 
 _LAZY = {
-    "diagnose_curves": "datavet.curves.api",
-    "CURVE_RULES": "datavet.curves.registry",
     "CurveLog": "datavet.curves.source",
     "read_curves": "datavet.curves.source",
 }

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from datavet.errors import InputError, UsageError
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.idlike import id_like_columns, row_key_columns
-from datavet.scan.neardup import DIGITS, NearRows, fold_near, near_batch
+from datavet.scan.neardup import DIGITS, NearRows, fold_near, near_batch, near_pair
 from datavet.scan.rowchecks import RowChecks, fold_keyless, keyless_batch, row_checks
 from datavet.sources import DEFAULT_BATCH_ROWS, TabularSource
 
@@ -122,7 +124,10 @@ class Engine:
 
     def keyless_rows(self, source, hashes, columns, shared, as_number, target=None):
         """One split's rows hashed again with its row-key columns left out (``SplitRows``)."""
-        pos, _, labels = hashes.arrays()
+        if hashes.spill is not None:  # on disk: positions and labels recomputed, not read back
+            pos, labels = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        else:
+            pos, _, labels = hashes.arrays()
         rebuild = len(pos) == 0  # the Dask and Spark engines keep no hashes on the driver
         parts = [
             keyless_batch(batch, offset, columns, shared, as_number, target, rebuild=rebuild)
@@ -156,10 +161,8 @@ class Engine:
                 "near_digits": needs.near_digits,
                 "time_column": time_column,
             }:  # the main pass computed them: the guess made before it holds
-                out.near = {
-                    split: NearRows.of(p.hashes, p.older if split == "test" else 0, p.older_rows)
-                    for split, p in profiles.items()
-                }
+                # hashes spilled to disk are read back only where a near match can be
+                out.near = near_pair(profiles["train"], profiles["test"])
             else:
                 out.near = self._near_pass(
                     present, profiles, plan, out.near_columns, time_column, needs.near_digits

@@ -195,6 +195,22 @@ def _batches(kind: str, payload, offset: int, batch_rows: int):
     raise EngineError(f"unknown Dask partition kind {kind!r}")  # pragma: no cover
 
 
+def plan_for(source: TabularSource, plan: ScanPlan) -> ScanPlan:
+    """``plan`` with the sample's cut-off key when the split's row count is known up front:
+    each partition then keeps (and ships) only the sample rows that stay in the final sample,
+    about ``sample_rows x partition rows / split rows`` of them, instead of up to
+    ``sample_rows`` each (the profile a partition ships shrinks as the split grows)."""
+    from dataclasses import replace
+
+    from datavet.engines.local import _exact_rows
+    from datavet.scan.reservoir import Reservoir
+
+    rows = _exact_rows(source)
+    if plan.sample_cut is not None or rows is None:
+        return plan
+    return replace(plan, sample_cut=Reservoir.cut(rows, plan.sample_rows, plan.seed))
+
+
 def _profile_part(kind, payload, offset, plan: ScanPlan, split, batch_rows, bits):
     """Runs on a worker: the partition's Profile (without its hashes) and its hash buckets."""
     if kind == "source":
@@ -297,6 +313,7 @@ def _profile_splits(sources, plan, scheduler, batch_rows, bucket_bits):
     with connect(scheduler) as client:
         profiles, buckets = {}, {}
         for split, source in sources.items():
+            split_plan = plan_for(source, plan)
             futures = []
             split_buckets = [[] for _ in range(1 << bucket_bits)]
             for kind, payload, offset in _descriptors(source, client, batch_rows):
@@ -305,7 +322,7 @@ def _profile_splits(sources, plan, scheduler, batch_rows, bucket_bits):
                     kind,
                     payload,
                     offset,
-                    plan,
+                    split_plan,
                     split,
                     batch_rows,
                     bucket_bits,

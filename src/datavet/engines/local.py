@@ -27,11 +27,18 @@ import pyarrow as pa
 
 from datavet.engines.base import Engine, TableNeeds, check_rows
 from datavet.engines.progress import Progress
+from datavet.engines.spill import HashSpill
 from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
 from datavet.scan.columns import column_kind
 from datavet.scan.idlike import id_like_columns, looks_like_key_name
 from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
+from datavet.sources.budget import HASHES_IN_MEMORY
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
+
+# A split with more rows than this has its row hashes written to disk during the scan, in hash
+# partitions (scan/hashing.py HashSpill), and the row checks read them a few partitions at a
+# time: memory stops growing with the rows. Below it they stay in memory (no files at all).
+SPILL_ROWS = HASHES_IN_MEMORY  # 500,000 (the memory budget counts the same)
 
 
 def default_workers() -> int:
@@ -60,6 +67,51 @@ def ordered_map(
         finally:
             for fut in pending:
                 fut.cancel()
+
+
+def prefetched(items: Iterable, depth: int) -> Generator:
+    """``items`` produced on a thread of their own, at most ``depth`` ahead: the source decodes
+    the next batches (pyarrow releases the GIL) while this thread merges the last ones. An
+    exception in the producer is raised here, where the item would have come."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put((None, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((None, done))
+        except BaseException as exc:  # handed to the consumer, raised there
+            q.put((exc, None))
+
+    thread = threading.Thread(target=produce, name="datavet-read", daemon=True)
+    thread.start()
+    try:
+        while True:
+            exc, item = q.get()
+            if exc is not None:
+                raise exc
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # let a blocked producer finish its put
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                thread.join(0.05)
 
 
 class LocalEngine(Engine):
@@ -243,10 +295,19 @@ def prescan_columns(
     if batches is None:
         return None
     stats: dict[str, ColumnStats] = {}
-    for offset, batch in batches:
-        for name, arr in zip(batch.schema.names, batch.columns):
-            part = ColumnStats.of(name, arr, offset)
-            stats[name] = stats[name].merge(part) if name in stats else part
+
+    def of(offset, batch):
+        return [ColumnStats.of(n, a, offset) for n, a in zip(batch.schema.names, batch.columns)]
+
+    def fold(parts):
+        for part in parts:
+            stats[part.name] = stats[part.name].merge(part) if part.name in stats else part
+
+    workers = default_workers()  # batches profiled on every core, merged in row order
+    parts = ordered_map(of, batches, workers, in_flight=2 * workers, name="datavet-prescan")
+    with closing(parts):
+        for part in parts:
+            fold(part)
     return stats
 
 
@@ -288,22 +349,51 @@ class _HashStore:
 def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
     profile = Profile(split=split)
     rows = _exact_rows(source)
-    store = _HashStore(rows) if rows is not None and plan.sample_cut is not None else None
+    spill = HashSpill() if rows is not None and rows > SPILL_ROWS else None
+    store = None
+    if spill is None and rows is not None and plan.sample_cut is not None:
+        store = _HashStore(rows)
+
+    def profile_batch(batch, offset: int) -> Profile:
+        """One batch's Profile; its hashes written out here, in the worker, when spilling."""
+        part = Profile.of_batch(batch, offset, plan, split)
+        if spill is not None:
+            for chunk in part.hashes.chunks:
+                spill.add(*chunk)
+            part.hashes = RowHashes()
+        return part
 
     def fold(profile: Profile, part: Profile) -> Profile:
-        if store is not None:
+        nonlocal spill
+        if spill is not None:
+            for chunk in part.hashes.chunks:  # computed before the spill began
+                spill.add(*chunk)
+            part.hashes = RowHashes()
+        elif store is not None:
             store.take(part)
         meter.update(part.rows)
-        return profile.merge(part)
+        profile = profile.merge(part)
+        if spill is None and store is None and profile.rows > SPILL_ROWS:
+            # more rows than the source could say up front (a CSV): spill from here on
+            spill = HashSpill()
+            for chunk in profile.hashes.chunks:
+                spill.add(*chunk)
+            profile.hashes = RowHashes()
+        return profile
 
-    tasks = ((batch, offset, plan, split) for offset, batch in source.batches(batch_rows))
-    parts = ordered_map(
-        Profile.of_batch, tasks, workers, in_flight=2 * workers, name="datavet-scan"
-    )
+    batches = source.batches(batch_rows)
+    if workers > 1:
+        batches = prefetched(batches, workers)
+    tasks = ((batch, offset) for offset, batch in batches)
+    parts = ordered_map(profile_batch, tasks, workers, in_flight=2 * workers, name="datavet-scan")
     with closing(parts):
         for part in parts:
             profile = fold(profile, part)
-    if store is not None:
+    if spill is not None:
+        if rows is not None and profile.rows != rows:
+            raise _Overflow
+        profile.hashes = RowHashes(spill=spill)
+    elif store is not None:
         if profile.rows != rows:
             raise _Overflow
         profile.hashes = store.hashes()

@@ -9,7 +9,6 @@ There is no JavaScript; the report's JSON is embedded for machines through ``toj
 
 from __future__ import annotations
 
-import math
 import re
 from importlib import resources
 
@@ -17,6 +16,7 @@ import jinja2
 import markupsafe
 
 from datavet.output import html_curves, html_drift, html_probes, html_tensors, svg
+from datavet.output.numbers import num
 
 SEVERITIES = ("error", "warning", "info")
 MAX_EXAMPLES_SHOWN = 5
@@ -42,23 +42,6 @@ def _in_section(code: str, section: str) -> bool:
     """Whether a rule's findings feed a report section (the rule's ``sections``)."""
     rule = _rule(code)
     return rule is not None and section in rule.sections
-
-
-def num(value) -> str:
-    """A table number: thousands separators for counts, 4 significant digits otherwise."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if not math.isfinite(value):
-        return str(value)
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}"
-    if 1e-3 <= abs(value) < 1e6:
-        return f"{value:.4g}"
-    return f"{value:.3e}"
 
 
 def _examples(f: dict) -> str:

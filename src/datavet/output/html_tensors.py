@@ -76,7 +76,7 @@ def _thumbnail(t: dict) -> dict:
 
 
 def _channels(t: dict) -> list[dict]:
-    from datavet.output.html import num
+    from datavet.output.numbers import num
 
     rows = []
     for c in t["channels"]:

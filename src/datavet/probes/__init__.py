@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["PROBES", "GradientMonitor", "probe"]
+__all__ = ["GradientMonitor"]
 
-_LAZY = {
-    "probe": "datavet.probes.api",
-    "GradientMonitor": "datavet.probes.monitor",
-    "PROBES": "datavet.probes.registry",
-}
+_LAZY = {"GradientMonitor": "datavet.probes.monitor"}
 
 
 def __getattr__(name: str):

@@ -17,34 +17,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from datavet.scan.columns import as_float, as_text, column_kind, dense, temporal_ints
-
-_U = np.uint64
-_SEEDS = (_U(0x243F6A8885A308D3), _U(0x13198A2E03707344))
-_KEYS = ("datavet-lane-0..", "datavet-lane-1..")  # pandas hash_array keys: 16 bytes
-_MISSING = (_U(0x9E3779B97F4A7C15), _U(0xC2B2AE3D27D4EB4F))
-_MULT = _U(0x100000001B3)
-MISSING_HASH = _MISSING[0]  # what a missing value hashes to in lane 0 (and so a missing label)
-
-
-def _splitmix(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser, element-wise (a new array; ``z`` is left alone)."""
-    z = z + _U(0x9E3779B97F4A7C15)
-    return _splitmix_inplace(z)
-
-
-def _splitmix_inplace(z: np.ndarray) -> np.ndarray:
-    """``_splitmix`` of ``z + 0x9E37...`` already added, written into ``z`` (no temporaries
-    beyond one scratch array: this runs on every value of every hashed column)."""
-    t = z >> _U(30)
-    np.bitwise_xor(z, t, out=z)
-    np.multiply(z, _U(0xBF58476D1CE4E5B9), out=z)
-    np.right_shift(z, _U(27), out=t)
-    np.bitwise_xor(z, t, out=z)
-    np.multiply(z, _U(0x94D049BB133111EB), out=z)
-    np.right_shift(z, _U(31), out=t)
-    np.bitwise_xor(z, t, out=z)
-    return z
+from datavet.scan.hashmix import (  # noqa: F401 (re-exported)
+    _KEYS,
+    _MISSING,
+    _MULT,
+    _SEEDS,
+    _U,
+    MISSING_HASH,
+    _splitmix,
+    _splitmix_inplace,
+)
+from datavet.scan.values import as_float, as_text, column_kind, dense, temporal_ints
 
 
 def _numeric_lanes(x: np.ndarray) -> list[np.ndarray]:
@@ -277,40 +260,6 @@ def combine_lanes(
     return np.ascontiguousarray(acc.T)
 
 
-def hash_rows(
-    batch: pa.RecordBatch,
-    columns: list[str],
-    as_number: frozenset[str],
-    caches: dict[str, dict] | None = None,
-    block=None,
-) -> np.ndarray:
-    """An (n, 2) uint64 array: the 128-bit hash of each row over ``columns`` (a missing column
-    hashes as all-missing). ``caches``: per column name, as in :func:`column_lanes`.
-    ``block``: (the (2, n) weighted lane sum, the columns it covers) when the caller already
-    folded some columns (``scan/wide.py``); else many plain numeric columns are folded here
-    at once."""
-    from datavet.scan.wide import Fold, block_names, scan_block
-
-    caches = {} if caches is None else caches
-    if block is None:
-        names = block_names(batch, columns)
-        if names:
-            fold = Fold(fold_weights(columns))
-            scan_block(batch, names, 0, stats=False, folds=[fold])
-            block = (fold.partial, frozenset(names))
-    partial, skip = block if block is not None else (None, frozenset())
-    return combine_lanes(
-        batch.num_rows,
-        lambda name: column_lanes(
-            batch.column(name), name in as_number, caches.setdefault(name, {})
-        ),
-        columns,
-        set(batch.schema.names),
-        partial,
-        skip,
-    )
-
-
 def hash_values(arr: pa.Array) -> np.ndarray:
     """One uint64 lane per value (used for labels beside the row hash)."""
     return column_lanes(arr)[0]
@@ -327,6 +276,10 @@ class RowHashes:
 
     chunks: list[tuple] = field(default_factory=list)
     # (first row, (n, 2) rows, labels, (n, 2) shared or None, (n, 2) near or None)
+    # When set, the hashes were spilled to disk while scanning (``chunks`` is then empty): an
+    # ``engines.spill.HashSpill``; the row checks read it one hash partition at a time
+    # (``rowchecks.spilled_checks``), the near-duplicate check a slice of rows at a time.
+    spill: object | None = None
 
     @classmethod
     def of(
@@ -340,12 +293,22 @@ class RowHashes:
         return cls([(offset, rows, labels, shared, near)])
 
     def merge(self, other: RowHashes) -> RowHashes:
+        if self.spill is not None or other.spill is not None:
+            self.unspill()
+            other.unspill()
         return RowHashes(sorted(self.chunks + other.chunks, key=lambda c: c[0]))
+
+    def unspill(self) -> None:
+        """Read spilled hashes back into memory (one chunk), for a caller that needs them all."""
+        if self.spill is not None:
+            self.chunks, self.spill = self.spill.load(), None
 
     def consolidate(self) -> None:
         """Concatenate the chunks into one, in place, freeing each chunk's arrays as soon as
         they are copied (so the peak is one extra copy of one field, not of everything).
         Chunks that do not cover consecutive rows are left as they are."""
+        if self.spill is not None:
+            return
         chunks = self.chunks
         if len(chunks) <= 1 or any(a[0] + len(a[1]) != b[0] for a, b in zip(chunks, chunks[1:])):
             return
@@ -372,6 +335,7 @@ class RowHashes:
         """(row positions, (n, 2) feature hashes, label hashes), in row order.
 
         ``shared``: hashes over the features both splits have (for comparing splits)."""
+        self.unspill()
         if not self.chunks:
             return np.zeros(0, np.int64), np.zeros((0, 2), _U), np.zeros(0, _U)
         pick = (lambda c: c[3] if c[3] is not None else c[1]) if shared else (lambda c: c[1])
@@ -384,6 +348,8 @@ class RowHashes:
 
     def near(self) -> np.ndarray | None:
         """The (n, 2) near-duplicate hashes in row order, or None when they were not computed."""
+        if self.spill is not None:
+            return self.spill.near_rows()
         if not self.chunks or any(c[4] is None for c in self.chunks):
             return None
         if len(self.chunks) == 1:
@@ -393,3 +359,7 @@ class RowHashes:
     @property
     def nbytes(self) -> int:
         return sum(sum(a.nbytes for a in c[1:] if a is not None) for c in self.chunks)
+
+
+SPILL_BITS = 8  # hash partitions on disk: 256 per split, grouped into larger ones when read
+# (the store that writes them is engines/spill.py HashSpill: the scan does no I/O)

@@ -30,10 +30,10 @@ from datavet.scan.hashing import (
     combine_lanes,
     float_values,
     fold_weights,
-    hash_rows,
     string_values,
 )
 from datavet.scan.rounding import round_significant
+from datavet.scan.rowhash import hash_rows
 
 DIGITS = 6
 
@@ -190,15 +190,84 @@ class NearRows:
             self.near, self.detail = unpack(self.near)
 
     @classmethod
-    def of(cls, hashes: RowHashes, older: int = 0, time_examples=()) -> NearRows:
+    def of(
+        cls, hashes: RowHashes, older: int = 0, time_examples=(), against=None, keep=None
+    ) -> NearRows:
         """From a scan that computed the near hashes itself (no second pass): the exact hashes
-        are the scan's hashes over the shared features, S001's."""
+        are the scan's hashes over the shared features, S001's.
+
+        ``against``: the other split's near hashes (first lane), when only rows that can match
+        one of them are wanted (a spilled train split is read back slice by slice and keeps
+        just those rows: the first equal of a test row's near hash is among them, and so is
+        any exact copy, whose near hash is equal too)."""
+        if hashes.spill is not None:
+            import pandas as pd
+
+            keep_pos, keep_near, keep_exact = [], [], []
+            for start, near, exact in hashes.spill.near_slices():
+                pos = np.arange(start, start + len(near), dtype=np.int64)
+                mask = None
+                if against is not None:
+                    mask = pd.Series(near[:, 0]).isin(against).to_numpy()
+                if keep is not None:
+                    mask = keep(near[:, 0]) if mask is None else mask & keep(near[:, 0])
+                if mask is not None:
+                    idx = np.flatnonzero(mask)
+                    pos, near, exact = pos[idx], near[idx], exact[idx]
+                keep_pos.append(pos)
+                keep_near.append(near)
+                keep_exact.append(exact)
+            if not keep_pos:
+                raise ValueError("the scan did not compute near-duplicate hashes")
+            return cls(
+                np.concatenate(keep_pos),
+                np.concatenate(keep_near),
+                np.concatenate(keep_exact),
+                older,
+                tuple(time_examples)[:5],
+            )
         hashes.consolidate()
         pos, exact, _ = hashes.arrays(shared=True)
         near = hashes.near()
         if near is None:
             raise ValueError("the scan did not compute near-duplicate hashes")
         return cls(pos, near, exact, older, tuple(time_examples)[:5])
+
+
+_BIT = np.array([1 << k for k in range(8)], np.uint8)
+
+
+def near_pair(train, test) -> dict[str, NearRows]:
+    """Both splits' ``NearRows`` from the scan's hashes (profiles ``train`` and ``test``).
+
+    When a split's hashes were spilled to disk, only rows that can take part in a near match
+    are read back: test rows whose near hash may occur in train (a bitmap of the train near
+    hashes' top bits, built in one streaming read), then train rows whose near hash occurs in
+    those test rows. S007 finds the same rows: a match's first equal, and any exact copy
+    (equal near hash too), are among the rows kept."""
+    th, xh = train.hashes, test.hashes
+    if th.spill is None and xh.spill is None:
+        return {
+            "train": NearRows.of(th, 0, train.older_rows),
+            "test": NearRows.of(xh, test.older, test.older_rows),
+        }
+    keep = None
+    if th.spill is not None:
+        # a bitmap of 16 bits per train row, at most 2**30 bits (128 MB)
+        bits = int(min(30, max(16, np.ceil(np.log2(max(th.spill.rows, 1) * 16)))))
+        shift = np.uint64(64 - bits)
+        seen = np.zeros(1 << (bits - 3), np.uint8)
+        for _, near, _ in th.spill.near_slices():
+            at = near[:, 0] >> shift
+            np.bitwise_or.at(seen, (at >> np.uint64(3)).astype(np.int64), _BIT[at & np.uint64(7)])
+
+        def keep(lane):
+            at = lane >> shift
+            return (seen[(at >> np.uint64(3)).astype(np.int64)] & _BIT[at & np.uint64(7)]) != 0
+
+    out = {"test": NearRows.of(xh, test.older, test.older_rows, keep=keep)}
+    out["train"] = NearRows.of(th, 0, train.older_rows, against=out["test"].near[:, 0])
+    return out
 
 
 @dataclass

@@ -10,11 +10,12 @@ import pyarrow as pa
 
 from datavet.scan.columns import ColumnStats, dense_batch, merge_examples
 from datavet.scan.groups import GroupCounts
-from datavet.scan.hashing import RowHashes, fold_weights, hash_rows, hash_values
+from datavet.scan.hashing import RowHashes, fold_weights, hash_values
 from datavet.scan.labels import LabelStats, label_batch
 from datavet.scan.neardup import near_rows
 from datavet.scan.neardup import older_rows as _older_rows
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
+from datavet.scan.rowhash import hash_rows
 from datavet.scan.wide import Fold, block_names, scan_block
 
 if TYPE_CHECKING:

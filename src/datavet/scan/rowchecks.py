@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from datavet.scan.hashing import MISSING_HASH
+from datavet.scan.hashing import MISSING_HASH, SPILL_BITS
 
 K = 5  # example rows kept per result
 
@@ -45,9 +45,12 @@ class SplitRows:
         order = np.argsort(key, kind="stable")
         bounds = np.searchsorted(key[order], np.arange((1 << bits) + 1))
         out = []
+        same = self.shared is self.rows  # one array: pickled (shipped) once per bucket
         for b in range(1 << bits):
             idx = order[bounds[b] : bounds[b + 1]]
-            out.append(SplitRows(self.pos[idx], self.rows[idx], self.labels[idx], self.shared[idx]))
+            rows = self.rows[idx]
+            shared = rows if same else self.shared[idx]
+            out.append(SplitRows(self.pos[idx], rows, self.labels[idx], shared))
         return out
 
     def __len__(self) -> int:
@@ -235,6 +238,74 @@ def row_checks(
     return out
 
 
+PARTITION_ROWS = 2_000_000  # rows of train + test checked at a time when the hashes spilled
+
+
+class _Side:
+    """One split's hashes, partition by partition (``SPILL_BITS`` top bits of the shared hash),
+    whether they were spilled to disk or are in memory."""
+
+    def __init__(self, hashes):
+        self.spill = hashes.spill
+        if self.spill is not None:
+            self.counts = self.spill.counts
+            self.rows = None
+        else:
+            self.rows = SplitRows.of(hashes)
+            self.key = (self.rows.shared[:, 0] >> np.uint64(64 - SPILL_BITS)).astype(np.int64)
+            self.counts = np.bincount(self.key, minlength=1 << SPILL_BITS)
+
+    def take(self, lo: int, hi: int) -> SplitRows:
+        if self.spill is not None:
+            return SplitRows(*self.spill.partition(lo, hi))
+        r = self.rows
+        idx = np.flatnonzero((self.key >= lo) & (self.key < hi))
+        return SplitRows(r.pos[idx], r.rows[idx], r.labels[idx], r.shared[idx])
+
+
+def partition_ranges(counts: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive runs of partitions holding at most ``limit`` rows together (a partition
+    larger than that on its own is one run)."""
+    out, lo, held = [], 0, 0
+    for b, n in enumerate(counts.tolist()):
+        if held and held + n > limit:
+            out.append((lo, b))
+            lo, held = b, 0
+        held += n
+    out.append((lo, len(counts)))
+    return out
+
+
+def spilled_checks(train, test=None, *, with_labels: bool = True, limit: int | None = None):
+    """:func:`row_checks` over ``RowHashes`` (either split spilled to disk or not), one run of
+    hash partitions at a time: every result is the same as the checks over everything at once
+    (rows that can be equal share a partition; counts add, examples keep the smallest), and
+    memory holds only one run's hashes and hash tables."""
+    limit = PARTITION_ROWS if limit is None else limit
+    tr = _Side(train)
+    te = _Side(test) if test is not None else None
+    counts = tr.counts + (te.counts if te is not None else 0)
+    out = None
+    for lo, hi in partition_ranges(counts, limit):
+        part = row_checks(
+            tr.take(lo, hi), te.take(lo, hi) if te is not None else None, with_labels=with_labels
+        )
+        out = part if out is None else out.merge(part)
+    return out
+
+
+def checks_of(train, test=None, *, with_labels: bool = True) -> RowChecks:
+    """S001-S003 from two splits' ``RowHashes``: all at once in memory, or partition by
+    partition when the scan spilled either split's hashes to disk."""
+    if train.spill is not None or (test is not None and test.spill is not None):
+        return spilled_checks(train, test, with_labels=with_labels)
+    return row_checks(
+        SplitRows.of(train),
+        SplitRows.of(test) if test is not None else None,
+        with_labels=with_labels,
+    )
+
+
 def keyless_batch(
     batch,
     offset: int,
@@ -250,7 +321,7 @@ def keyless_batch(
     them): (positions, label hashes, row hashes, shared hashes), positions and label hashes
     only with ``rebuild`` (else None). The engine streams the batches; :func:`fold_keyless`
     joins the parts."""
-    from datavet.scan.hashing import hash_rows
+    from datavet.scan.rowhash import hash_rows
 
     caches: dict[str, dict] = {}
     rows = hash_rows(batch, columns, as_number, caches)

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from datavet.scan.moments import Moments, merge_arrays
+from datavet.scan.values import is_vector_type  # noqa: F401 (re-exported)
 
 MAX_DIMS = 1 << 16  # per-dimension statistics up to this vector length
 MAX_PADDED = 1 << 24  # ragged vectors: per-dimension statistics while padding stays this small
@@ -50,29 +51,6 @@ def row_slices(arr: pa.Array, max_elements: int | None = None) -> list[tuple[int
         out.append((start, stop - start))
         start = stop
     return out
-
-
-def is_vector_type(t: pa.DataType) -> bool:
-    """A list of numbers or booleans (one level), or the fixed-shape tensor extension."""
-    if isinstance(t, pa.ExtensionType):
-        return is_vector_type(t.storage_type)
-    if (
-        pa.types.is_list(t)
-        or pa.types.is_large_list(t)
-        or pa.types.is_fixed_size_list(t)
-        or pa.types.is_list_view(t)
-        or pa.types.is_large_list_view(t)
-    ):
-        v = t.value_type
-        if pa.types.is_dictionary(v):
-            v = v.value_type
-        return (
-            pa.types.is_integer(v)
-            or pa.types.is_floating(v)
-            or pa.types.is_boolean(v)
-            or pa.types.is_decimal(v)
-        )
-    return False
 
 
 def _pad(a: np.ndarray, length: int, fill) -> np.ndarray:
@@ -241,7 +219,7 @@ def _lengths(arr: pa.Array) -> np.ndarray:
 def vector_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(values as float64 with null elements as NaN and -0.0 as 0.0, lengths per row,
     null rows) of a vector column (already normalised: no views, no extension)."""
-    from datavet.scan.columns import as_float
+    from datavet.scan.values import as_float
 
     null_rows = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     lengths = _lengths(arr)
@@ -254,9 +232,9 @@ def vector_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def vector_stats(arr: pa.Array, offset: int, stats, x_lengths_nulls=None) -> VectorStats:
     """Fill ``stats`` (a ColumnStats of ``arr``) and return the column's VectorStats."""
-    from datavet.scan.columns import first_positions
     from datavet.scan.counters import ValueCounter
     from datavet.scan.tensors import PositionStats
+    from datavet.scan.values import first_positions
 
     value_type = arr.type.value_type
     x, lengths, null_rows = x_lengths_nulls or vector_values(arr)

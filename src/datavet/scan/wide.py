@@ -36,7 +36,7 @@ from datavet.scan.columns import (
     as_float,
 )
 from datavet.scan.counters import CAPACITY, ValueCounter
-from datavet.scan.hashing import _MISSING, _SEEDS, _U, _splitmix_inplace
+from datavet.scan.hashmix import _MISSING, _SEEDS, _U, _splitmix_inplace
 from datavet.scan.kmv import KMV, K
 from datavet.scan.moments import Moments
 

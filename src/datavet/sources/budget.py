@@ -25,6 +25,16 @@ from pathlib import Path
 from datavet.errors import InputError, UsageError
 
 HASH_BYTES = 40  # a row's hashes: 16 row + 8 label + 16 near-duplicate (README: "Scale")
+# A split with more rows keeps its hashes on disk (the local engine's SPILL_ROWS): in memory
+# they never take more than this many rows' worth.
+HASHES_IN_MEMORY = 500_000
+
+
+def hash_bytes(rows: int) -> int:
+    """The memory the row hashes of a split of ``rows`` rows take."""
+    return min(rows, HASHES_IN_MEMORY) * HASH_BYTES
+
+
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _VARIABLE_WIDTH = 32  # a text value's bytes when the metadata does not say
 
@@ -63,7 +73,7 @@ class Estimate:
 
     def need(self, batch_rows: int, sample_rows: int) -> int:
         held = 2 * min(self.rows, batch_rows) + min(self.rows, sample_rows)
-        return self.rows * HASH_BYTES + self.row_bytes * held
+        return hash_bytes(self.rows) + self.row_bytes * held
 
 
 def estimate(path: str | os.PathLike, name: str | None = None) -> Estimate | None:
@@ -106,7 +116,8 @@ def check(inputs, limit: int, *, batch_rows: int, sample_rows: int) -> None:
         big.name,
         f"resource limit: the audit needs about {human(total)} of memory, over --max-memory "
         f"{human(limit)} ({big.rows:,} rows x {big.row_bytes:,} bytes a row decoded, from "
-        f"{big.basis}, plus {HASH_BYTES} bytes a row of row hashes), before reading the rows. "
+        f"{big.basis}, plus {HASH_BYTES} bytes a row of row hashes for at most "
+        f"{HASHES_IN_MEMORY:,} rows a split), before reading the rows. "
         "Raise --max-memory, or audit a sample of the rows",
     )
 
@@ -235,9 +246,10 @@ class Budget:
     """The memory the scan keeps, counted from what is decoded as it arrives.
 
     Sources call :meth:`charge` with every decoded batch (``TabularSource.batches``). The need is
-    ``rows x 40`` bytes of row hashes plus the sample (``min(rows, sample_rows)`` rows of the
-    average decoded row) for every split, plus the batches in flight (``2 x workers + 1`` of the
-    largest batch seen). A second pass over the same rows (near duplicates) counts nothing new.
+    ``rows x 40`` bytes of row hashes (for up to ``HASHES_IN_MEMORY`` rows a split) plus the
+    sample (``min(rows, sample_rows)`` rows of the average decoded row) for every split, plus
+    the batches in flight (``2 x workers + 1`` of the largest batch seen). A second pass over
+    the same rows (near duplicates) counts nothing new.
     """
 
     def __init__(self, limit: int, *, batch_rows: int, sample_rows: int, workers: int = 1):
@@ -252,7 +264,7 @@ class Budget:
         largest = 0
         for rows, nbytes, biggest in self.seen.values():
             row_bytes = nbytes / rows if rows else 0.0
-            held += rows * HASH_BYTES + int(min(rows, self.sample_rows) * row_bytes)
+            held += hash_bytes(rows) + int(min(rows, self.sample_rows) * row_bytes)
             largest = max(largest, biggest)
         return held + self.in_flight * largest
 

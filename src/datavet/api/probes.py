@@ -10,7 +10,8 @@ from datavet.errors import UsageError
 from datavet.findings import Severity, Status
 from datavet.framework import run_rules
 from datavet.probes.base import ProbeContext, isolated_rng
-from datavet.probes.registry import lookup, select_probes
+from datavet.rules import probe_by_key as lookup
+from datavet.rules import select_probes
 
 TASKS = ("auto", "classification", "regression")
 DEFAULT_BUDGET = 500  # training steps' worth of the user's model that all probes may spend

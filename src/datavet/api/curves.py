@@ -10,12 +10,13 @@ import numpy as np
 
 from datavet.curves.base import CurveContext
 from datavet.curves.causes import describe
-from datavet.curves.registry import CURVE_RULES, find, select_curve_rules
 from datavet.curves.source import SERIES, CurveLog, read_curves
 from datavet.errors import UsageError
 from datavet.findings import Severity, Status
 from datavet.framework import run_rules
 from datavet.report import Report
+from datavet.rules import CURVE_RULES, select_curve_rules
+from datavet.rules import find_curve_rule as find
 
 MAX_CHART_POINTS = 2000  # per series in the report; extremes and flagged steps are always kept
 
@@ -109,18 +110,18 @@ def diagnose_curves(
     if classes is not None and prior is not None and len(prior) != classes:
         raise UsageError(f"prior has {len(prior)} classes but classes={classes}")
     rules = select_curve_rules(select, ignore)
-    levels = {}
+    levels: dict[str, Severity] = {}
     for key, value in (severity or {}).items():
         rule = find(key)
         if rule is None:
             raise UsageError(f"unknown curve rule {key!r}; `datavet rules` lists them")
         levels[rule.code] = Severity.parse(value)
-    tuned = {}
-    for key, value in (thresholds or {}).items():
+    tuned: dict[str, dict[str, float]] = {}
+    for key, numbers in (thresholds or {}).items():
         rule = find(key)
         if rule is None:
             raise UsageError(f"unknown curve rule {key!r}; `datavet rules` lists them")
-        tuned[rule.code] = dict(value)
+        tuned[rule.code] = dict(numbers)
     # every rule's thresholds, selected or not: the shared analyses (divergence, spikes) use them
     instances = {
         r.code: r(severity=levels.get(r.code), thresholds=tuned.get(r.code)) for r in CURVE_RULES
@@ -185,7 +186,7 @@ def _keep_rows(log: CurveLog, marks: list[dict]) -> np.ndarray:
 def _payload(ctx: CurveContext, marks: list[dict], fired: list) -> dict:
     log = ctx.log
     rows = _keep_rows(log, marks)
-    series = {"step": [float(s) for s in log.steps[rows]]}
+    series: dict[str, list[float | None]] = {"step": [float(s) for s in log.steps[rows]]}
     nonfinite = []
     for name in SERIES:
         if not log.has(name):
