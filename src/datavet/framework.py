@@ -59,7 +59,7 @@ NEEDS: Mapping[str, str] = {
     "target": "a target column (--target)",
     "classification": "a classification target",
     "test": "a test split (--test)",
-    "baselines": "the baseline models fitted on the sample (scikit-learn)",
+    "baselines": "the baseline models fitted on the sample (NumPy: datavet.linear)",
     "row_keys": "the row hashes recomputed without the ID-like row-key columns",
     "near_hashes": "near-duplicate hashes of both splits (a test split)",
     "scipy": "scipy.stats (imported ahead, while the scan runs)",

@@ -35,7 +35,7 @@ class LabelShift(Auditor):
     severity = Severity.WARNING
     summary = "train and test label distributions differ"
     thresholds = {"alpha": 0.001, "min_tvd": 0.1, "min_d": 0.2}
-    needs = ("target", "test", "scipy")
+    needs = ("target", "test")
 
     def check(self, ctx: AuditContext):
         train, test = ctx.train.label, ctx.test.label
@@ -47,7 +47,7 @@ class LabelShift(Auditor):
             yield from self._means(ctx, train, test)
 
     def _classes(self, train, test):
-        from scipy.stats import chi2_contingency
+        from datavet._stats import chi2_contingency
 
         if not (train.values.exact and test.values.exact):
             raise Skip("more than 1,024 classes; class counts are not exact")
@@ -91,7 +91,7 @@ class LabelShift(Auditor):
         yield from found
 
     def _compare(self, n1, m1, v1, n2, m2, v2, test):
-        from scipy.stats import t as student_t
+        from datavet._stats import t as student_t
 
         if not all(math.isfinite(x) for x in (m1, v1, m2, v2)):
             raise OverflowError

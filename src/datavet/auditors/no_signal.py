@@ -11,7 +11,7 @@ def sign_test(reference_loss: np.ndarray, model_loss: np.ndarray) -> tuple[float
 
     Returns (p-value, rows where the model is better, rows where it is worse); ties are dropped.
     """
-    from scipy.stats import binomtest
+    from datavet._stats import binomtest
 
     ok = np.isfinite(reference_loss) & np.isfinite(model_loss)
     diff = reference_loss[ok] - model_loss[ok]
@@ -54,7 +54,7 @@ class NoSignal(Auditor):
     severity = Severity.WARNING
     summary = "the linear baseline is no better than majority/mean"
     thresholds = {"alpha": 0.05, "min_rows": 30}
-    needs = ("baselines", "scipy")
+    needs = ("baselines",)
 
     def check(self, ctx: AuditContext):
         b = ctx.require_baselines()

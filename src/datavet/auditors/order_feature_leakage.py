@@ -44,11 +44,11 @@ class OrderFeatureLeakage(Auditor):
         "min_rho": 0.5,
         "min_rows": 30,
     }
-    needs = ("baselines", "scipy")
+    needs = ("baselines",)
     sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
-        from scipy.stats import spearmanr
+        from datavet._stats import spearmanr
 
         ctx.require_target()
         sample = ctx.train.sample
@@ -101,7 +101,7 @@ class OrderFeatureLeakage(Auditor):
         margin far above rounding), computed for many columns at once: the test column by
         column (a SciPy call each) would skip them anyway. Only columns with every labelled
         sample row finite are screened; the others go the exact way."""
-        from scipy.stats import rankdata
+        from datavet._stats import rankdata
 
         keep = ~y_missing
         n = int(keep.sum())
@@ -134,7 +134,7 @@ class OrderFeatureLeakage(Auditor):
         return out
 
     def _predicts(self, x, codes, regression, y_num, ok):
-        from scipy.stats import spearmanr
+        from datavet._stats import spearmanr
 
         if regression:
             if y_num is None or np.ptp(y_num[ok]) == 0:

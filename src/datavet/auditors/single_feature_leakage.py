@@ -11,7 +11,7 @@ from datavet.scan.columns import as_float, column_kind
 
 def _auc(x: np.ndarray, positive: np.ndarray) -> float:
     """ROC AUC of score ``x`` for the boolean ``positive`` (Mann-Whitney, ties averaged)."""
-    from scipy.stats import rankdata
+    from datavet._stats import rankdata
 
     ranks = rankdata(x)
     n_pos = int(positive.sum())
@@ -61,7 +61,7 @@ class SingleFeatureLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one feature alone predicts the label near perfectly"
     thresholds = {"min_score": 0.99, "min_rows": 30}
-    needs = ("target", "baselines", "scipy")
+    needs = ("target", "baselines")
     column_cell = "name"
     sections = ("leakage",)
 
@@ -121,7 +121,7 @@ class SingleFeatureLeakage(Auditor):
             if ok.sum() < minimum or np.ptp(x[ok]) == 0:
                 return None
             if regression:
-                from scipy.stats import spearmanr
+                from datavet._stats import spearmanr
 
                 y = as_float(y_arr)
                 if np.ptp(y[ok]) == 0:

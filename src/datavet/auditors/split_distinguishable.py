@@ -85,7 +85,7 @@ def _design(ctx: AuditContext, columns: list[str], rows: int):
 
 def auc_p_value(auc: float, n1: int, n2: int) -> float:
     """One-sided p-value of an AUC above 0.5 (Mann-Whitney U, normal approximation)."""
-    from scipy.stats import norm
+    from datavet._stats import norm
 
     se = math.sqrt((n1 + n2 + 1) / (12.0 * n1 * n2))
     return float(norm.sf((auc - 0.5) / se))
@@ -123,7 +123,7 @@ class SplitDistinguishable(Auditor):
     severity = Severity.WARNING
     summary = "a classifier tells train rows from test rows (adversarial validation)"
     thresholds = {"alpha": 1e-5, "min_auc": 0.6}
-    needs = ("test", "scipy")
+    needs = ("test",)
 
     def check(self, ctx: AuditContext):
         columns = drift_features(ctx)
@@ -138,19 +138,21 @@ class SplitDistinguishable(Auditor):
         x, owners = _design(ctx, columns, rows)
         if x is None:
             raise Skip("no feature the classifier can use")
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.metrics import roc_auc_score
-        from sklearn.model_selection import StratifiedKFold, cross_val_predict
+        # scikit-learn's LogisticRegression(C=1.0) and StratifiedKFold(shuffle, seed 0), in
+        # NumPy (datavet.linear): no scikit-learn import
+        from datavet.auditors.single_feature_leakage import _auc
+        from datavet.linear import Logistic, StratifiedKFold
 
         y = np.r_[np.zeros(rows), np.ones(rows)]
-        model = LogisticRegression(C=1.0, max_iter=1000)
-        folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=0)
-        scores = cross_val_predict(model, x, y, cv=folds, method="decision_function")
-        auc = float(roc_auc_score(y, scores))
+        scores = np.empty(len(y))
+        for fit_idx, eval_idx in StratifiedKFold(FOLDS, 0).split(x, y):
+            fold = Logistic(C=1.0, max_iter=1000).fit(x[fit_idx], y[fit_idx])
+            scores[eval_idx] = fold.decision_function(x[eval_idx])
+        auc = float(_auc(scores, y == 1))
         p = auc_p_value(auc, rows, rows)
         if auc < self.options["min_auc"] or p >= self.options["alpha"]:
             return
-        coef = np.abs(model.fit(x, y).coef_[0])
+        coef = np.abs(Logistic(C=1.0, max_iter=1000).fit(x, y).coef_[0])
         weight: dict[str, float] = {}
         for c, w in zip(owners, coef, strict=True):
             weight[c] = weight.get(c, 0.0) + float(w)

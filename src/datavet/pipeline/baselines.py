@@ -21,16 +21,16 @@ PREFETCH_SKLEARN = (
 )
 
 
-def prefetch(rules, baselines: bool) -> threading.Thread | None:
-    """Import scipy.stats (~0.7 s) and, for the baselines, scikit-learn (~1 s more) in a
-    background thread while the scan runs: the scan spends its time in NumPy and Arrow
-    kernels that release the GIL, so the import mostly costs no wall time. ``audit`` joins the
-    thread before anything else imports them (no two threads import one package at once)."""
+def prefetch(rules, baselines: bool, test: bool = True) -> threading.Thread | None:
+    """Import scipy.stats (~0.7 s) for the rules that declare ``scipy`` and will run (those
+    that need a test split only when ``test``) in a background thread while the scan runs: the
+    scan spends its time in NumPy and Arrow kernels that release the GIL, so the import mostly
+    costs no wall time. ``audit`` joins the thread before anything else imports them (no two
+    threads import one package at once). The baselines need neither SciPy nor scikit-learn
+    (``datavet.linear``); ``baselines`` is kept for callers."""
     names = []
-    if needing(rules, "scipy"):
+    if any(test or "test" not in r.needs for r in needing(rules, "scipy")):
         names.append("scipy.stats")
-    if baselines and needing(rules, "baselines"):
-        names += ["scipy.stats", *PREFETCH_SKLEARN, "threadpoolctl"]
     names = [n for n in dict.fromkeys(names) if n not in sys.modules]
     if not names:
         return None

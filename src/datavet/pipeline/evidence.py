@@ -62,7 +62,9 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
         target, target_note, group, time = resolve_columns(inputs, args)
         _task_needs_target(args.task, target)  # before the passes, not after
         if engine.name == "local":
-            warm = prefetch(rules, args.baselines and target is not None)
+            warm = prefetch(
+                rules, args.baselines and target is not None, test=inputs.test is not None
+            )
         plan = plan_tables(inputs.train, inputs.test, target, args.sample_rows, group=group)
         needs = TableNeeds(
             keyless=needing(rules, "row_keys"),

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
+from datavet._lazy import pandas as pd
 from datavet.scan.hashing import column_lanes
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from datavet._lazy import pandas as pd
 from datavet.scan.hashmix import (  # noqa: F401 (re-exported)
     _KEYS,
     _MISSING,

@@ -13,8 +13,8 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
+from datavet._lazy import pandas as pd
 from datavet.scan.hashing import MISSING_HASH, SPILL_BITS
 
 K = 5  # example rows kept per result

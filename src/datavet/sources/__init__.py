@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
+from datavet._lazy import pandas as pd
 from datavet.errors import InputError, UsageError
 from datavet.sources import frames, fs
 from datavet.sources.arrays import TensorSource, is_tensor_input, open_tensor

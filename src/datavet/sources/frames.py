@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
+from datavet._lazy import pandas as pd
 from datavet.errors import InputError, UsageError
 from datavet.sources.base import TableSource, TabularSource
 

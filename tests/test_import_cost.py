@@ -1,0 +1,94 @@
+"""What ``import datavet`` and the cheap CLI commands load: never pandas, SciPy, scikit-learn,
+Jinja2 or PyTorch (each loads when a path that needs it runs), and the small-file audit never
+SciPy or scikit-learn. Checked in a fresh interpreter: this process has them all loaded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+HEAVY = ("pandas", "scipy", "sklearn", "jinja2", "torch")
+
+
+def _loaded(code: str) -> list[str]:
+    """The heavy packages a fresh interpreter holds after running ``code``."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    return eval(out.stdout.strip().splitlines()[-1])  # noqa: S307 - our own printed list
+
+
+def _cli(*args: str) -> str:
+    return (
+        "import contextlib, io, sys\n"
+        f"sys.argv = ['datavet', *{list(args)!r}]\n"
+        "from datavet.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+    )
+
+
+def test_import_datavet_loads_no_heavy_package():
+    assert _loaded("import datavet") == []
+
+
+def test_public_api_still_reachable_from_the_package():
+    code = (
+        "import datavet\n"
+        "from datavet import (RULES, Finding, Report, Severity, audit, probe, preflight,\n"
+        "    AuditFailed, DatavetError, InputError, UsageError, Outcome, Journal, PROBES,\n"
+        "    CURVE_RULES, GradientMonitor, diagnose_curves)\n"
+        "assert callable(audit) and callable(probe) and callable(preflight)\n"
+        "assert 'V001' in {r.code for r in RULES} and Severity.ERROR\n"
+        "import datavet.preflight\n"
+        "assert callable(datavet.preflight)\n"  # the function, not the submodule of that name
+        "assert set(datavet.__all__) <= set(dir(datavet))\n"
+    )
+    assert _loaded(code) == []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("rules",), ("rule", "V001")])
+def test_cheap_commands_load_no_heavy_package(args):
+    assert _loaded(_cli(*args)) == []
+
+
+def test_small_file_audit_imports_neither_scipy_nor_scikit_learn():
+    """The pre-commit path: a 400-row CSV with a target, baselines included."""
+    loaded = _loaded(_cli("audit", "sample_data/planted_train.csv", "--target", "label"))
+    assert "scipy" not in loaded and "sklearn" not in loaded, loaded
+
+
+def test_audit_with_a_test_split_imports_no_scikit_learn():
+    """S011 (adversarial validation) and the baselines fit with datavet.linear."""
+    args = ("audit", "sample_data/planted_train.csv", "--test", "sample_data/planted_test.csv")
+    loaded = _loaded(_cli(*args, "--target", "label", "--select", "S011,B"))
+    assert "sklearn" not in loaded, loaded
+
+
+def test_submodules_reachable_as_attributes_after_a_bare_import():
+    code = (
+        "import datavet\n"
+        "assert callable(datavet.output.render) and datavet.scan is not None\n"
+        "try:\n"
+        "    datavet.no_such_thing\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    assert "torch" not in _loaded(code)
