@@ -94,7 +94,7 @@ def test_clean_payload_validates(validator, clean):
     assert payload["counts"] == {"error": 0, "warning": 0, "info": 0}
     # Rules that need an input this data does not have (a group or time column, an ID-like
     # column, tensors) are skipped with a reason; every other rule ran and passed.
-    needs_input = {"S005", "S006", "S008", "T001", "V005"}
+    needs_input = {"S005", "S006", "S008", "T001", "T002", "V005"}
     for o in payload["outcomes"]:
         expected = "skipped" if o["code"] in needs_input else "passed"
         assert o["status"] == expected, o

@@ -36,6 +36,7 @@ CONTRACT = {
     "V002": ("inf-values", Severity.ERROR),
     "V003": ("missing-labels", Severity.ERROR),
     "V004": ("mixed-types", Severity.WARNING),
+    "V007": ("sentinel-values", Severity.WARNING),
     "F001": ("constant-feature", Severity.WARNING),
     "F002": ("near-constant-feature", Severity.INFO),
     "F003": ("scale-mismatch", Severity.WARNING),
@@ -51,6 +52,7 @@ CONTRACT = {
     "B002": ("suspiciously-good", Severity.WARNING),
     "B003": ("single-feature-leakage", Severity.ERROR),
     "T001": ("unnormalized-inputs", Severity.WARNING),
+    "T002": ("near-duplicate-tensors", Severity.WARNING),
     "M001": ("initial-loss-mismatch", Severity.WARNING),
     "M002": ("cannot-overfit-batch", Severity.ERROR),
     "M003": ("double-softmax", Severity.ERROR),
@@ -69,11 +71,14 @@ CONTRACT = {
     "M016": ("fp16-gradient-underflow", Severity.WARNING),
     "M017": ("eval-pass-changes-model", Severity.ERROR),
     "M018": ("zero-gradient-layer", Severity.WARNING),
+    "M019": ("amp-without-grad-scaler", Severity.WARNING),
+    "M020": ("update-ratio-out-of-range", Severity.WARNING),
+    "M021": ("fp16-range-limits", Severity.WARNING),
     "C001": ("nonfinite-loss", Severity.ERROR),
     "C002": ("loss-divergence", Severity.ERROR),
 }
 # Who runs a probe: datavet.probe (a model and a batch) or a GradientMonitor.
-MONITOR_PROBES = ("M011", "M012", "M018")
+MONITOR_PROBES = ("M011", "M012", "M018", "M020", "M021")
 
 
 def base_of(rule: type[Rule]) -> type[Rule]:

@@ -24,6 +24,7 @@ from datavet.auditors.missing_labels import MissingLabels
 from datavet.auditors.mixed_types import MixedTypes
 from datavet.auditors.nan_values import NanValues
 from datavet.auditors.near_constant_feature import NearConstantFeature
+from datavet.auditors.near_duplicate_tensors import NearDuplicateTensors
 from datavet.auditors.near_duplicates import NearDuplicates
 from datavet.auditors.no_signal import NoSignal
 from datavet.auditors.numbers_as_text import NumbersAsText
@@ -31,6 +32,7 @@ from datavet.auditors.order_feature_leakage import OrderFeatureLeakage
 from datavet.auditors.positional_label_drift import PositionalLabelDrift
 from datavet.auditors.scale_mismatch import ScaleMismatch
 from datavet.auditors.schema_mismatch import SchemaMismatch
+from datavet.auditors.sentinel_values import SentinelValues
 from datavet.auditors.single_feature_leakage import SingleFeatureLeakage
 from datavet.auditors.split_distinguishable import SplitDistinguishable
 from datavet.auditors.suspiciously_good import SuspiciouslyGood
@@ -50,9 +52,11 @@ from datavet.curves.gradients import GradientSpikes
 from datavet.curves.learning_rate import LearningRateCollapse, LossDivergence, LossOscillation
 from datavet.curves.nonfinite import NonFiniteLoss
 from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
+from datavet.curves.validation_mode import ValidationInTrainMode
 from datavet.errors import UsageError
 from datavet.framework import NEEDS, Rule, choose, match_selector, split_selectors
 from datavet.probes.activations import SaturatedActivations, VanishingActivations
+from datavet.probes.amp_scaler import AmpWithoutGradScaler
 from datavet.probes.base import Probe
 from datavet.probes.determinism import EvalNondeterminism
 from datavet.probes.double_softmax import DoubleSoftmax
@@ -61,7 +65,13 @@ from datavet.probes.fp16_underflow import Fp16GradientUnderflow
 from datavet.probes.future_leakage import FutureLeakage
 from datavet.probes.initial_loss import InitialLoss
 from datavet.probes.loss_reduction import BatchSizeDependentLoss
-from datavet.probes.monitor import GradientSpike, NonFiniteStep, ZeroGradientLayer
+from datavet.probes.monitor import (
+    Fp16RangeLimits,
+    GradientSpike,
+    NonFiniteStep,
+    UpdateRatioOutOfRange,
+    ZeroGradientLayer,
+)
 from datavet.probes.no_gradient import ParametersWithoutGradient
 from datavet.probes.nonfinite import NonFiniteBackward, NonFiniteForward
 from datavet.probes.overfit import OverfitBatch
@@ -75,6 +85,7 @@ REGISTRY: tuple[type[Rule], ...] = (
     MixedTypes,  # V004
     UnseenTestCategory,  # V005
     NumbersAsText,  # V006
+    SentinelValues,  # V007
     ConstantFeature,  # F001
     NearConstantFeature,  # F002
     ScaleMismatch,  # F003
@@ -99,6 +110,7 @@ REGISTRY: tuple[type[Rule], ...] = (
     SingleFeatureLeakage,  # B003
     OrderFeatureLeakage,  # B004
     UnnormalizedInputs,  # T001
+    NearDuplicateTensors,  # T002
     InitialLoss,  # M001
     OverfitBatch,  # M002
     DoubleSoftmax,  # M003
@@ -117,6 +129,9 @@ REGISTRY: tuple[type[Rule], ...] = (
     Fp16GradientUnderflow,  # M016
     EvalPassChangesModel,  # M017
     ZeroGradientLayer,  # M018 (GradientMonitor)
+    AmpWithoutGradScaler,  # M019
+    UpdateRatioOutOfRange,  # M020 (GradientMonitor)
+    Fp16RangeLimits,  # M021 (GradientMonitor)
     NonFiniteLoss,  # C001
     LossDivergence,  # C002
     LossOscillation,  # C003
@@ -127,6 +142,7 @@ REGISTRY: tuple[type[Rule], ...] = (
     SuspiciouslyGoodValidation,  # C008
     GradientSpikes,  # C009
     LearningRateCollapse,  # C010
+    ValidationInTrainMode,  # C011
 )
 
 CODES: dict[str, type[Rule]] = {r.code: r for r in REGISTRY}

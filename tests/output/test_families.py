@@ -58,11 +58,19 @@ def test_monitor_rules_keep_their_default_levels_in_sarif_and_junit():
         r["id"]: r["defaultConfiguration"]["level"]
         for r in log["runs"][0]["tool"]["driver"]["rules"]
     }
-    assert levels == {"M011": "warning", "M012": "error", "M018": "warning"}
+    assert levels == {
+        "M011": "warning",
+        "M012": "error",
+        "M018": "warning",
+        "M020": "warning",
+        "M021": "warning",
+    }
     suite = ET.fromstring(render(report, "junit")).find("testsuite")
     skipped = [c.get("name") for c in suite.iter("testcase") if c.find("skipped") is not None]
     assert skipped == [
         "M011 gradient-spike",
         "M012 nonfinite-training-step",
         "M018 zero-gradient-layer",
+        "M020 update-ratio-out-of-range",
+        "M021 fp16-range-limits",
     ]

@@ -248,5 +248,11 @@ def test_probe_rules_carry_their_own_default_severity(validator):
     levels = _levels(report)
     assert levels == {"M001": "warning", "M004": "error", "M005": "error"}
     assert errors(validator, json.loads(render(report, "sarif"))) == []
-    monitor = datavet.GradientMonitor().report()  # M011, M012, M018: nothing recorded
-    assert _levels(monitor) == {"M011": "warning", "M012": "error", "M018": "warning"}
+    monitor = datavet.GradientMonitor().report()  # M011, M012, M018, M020, M021: nothing recorded
+    assert _levels(monitor) == {
+        "M011": "warning",
+        "M012": "error",
+        "M018": "warning",
+        "M020": "warning",
+        "M021": "warning",
+    }

@@ -218,7 +218,7 @@ def test_import_datavet_does_not_need_torch():
     code = (
         "import sys; sys.modules['torch'] = None\n"  # any `import torch` now raises ImportError
         "import datavet\n"
-        "assert datavet.probe and datavet.GradientMonitor and len(datavet.PROBES) == 18\n"
+        "assert datavet.probe and datavet.GradientMonitor and len(datavet.PROBES) == 21\n"
         "from datavet.cli import main\n"
         "assert main(['rule', 'M002']) == 0\n"
         "try:\n"
@@ -273,6 +273,13 @@ def test_no_probe_hard_codes_the_cpu():
         "totals = torch.stack([p[1].float().cpu() for p in pending]).tolist()",
         "values = per.float().cpu().tolist()",
         "self._layers.append((label, dict(zip(names, per.float().cpu().tolist()))))",
+        # the monitor's snapshot figures, read back when the report is built
+        "for n, v in zip(names, absmax.cpu().tolist()):",
+        "for n, v in zip(names, ratio.float().cpu().tolist()):",
+        # the saved non-finite step: a file that loads on any machine
+        "state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}",
+        "return obj.detach().cpu()",
+        'return torch.load(path, map_location="cpu", weights_only=True)',
     }
     found = set()
     for path in Path(datavet.probes.__file__).parent.glob("*.py"):

@@ -156,6 +156,8 @@ def test_report_is_schema_valid_json_and_follows_the_exit_code_contract():
         ("M011", "failed"),
         ("M012", "passed"),
         ("M018", "passed"),
+        ("M020", "passed"),
+        ("M021", "skipped"),
     ]
     payload = json.loads(report.to_json())
     errors = list(Draft202012Validator(schema()).iter_errors(payload))

@@ -44,4 +44,4 @@ def test_detached_body_is_named():
 def test_healthy_training_is_quiet():
     r = train(detach=False)
     assert [f.code for f in r.findings] == []
-    assert [o.code for o in r.outcomes] == ["M011", "M012", "M018"]
+    assert [o.code for o in r.outcomes] == ["M011", "M012", "M018", "M020", "M021"]

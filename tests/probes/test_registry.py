@@ -28,7 +28,13 @@ def test_select_probes_by_prefix_name_and_ignore():
     assert [p.code for p in select_probes("M", ignore="M002,nonfinite-forward")] == [
         c for c in model if c not in ("M002", "M004")
     ]
-    assert [p.code for p in select_probes(needs="monitor")] == ["M011", "M012", "M018"]
+    assert [p.code for p in select_probes(needs="monitor")] == [
+        "M011",
+        "M012",
+        "M018",
+        "M020",
+        "M021",
+    ]
     with pytest.raises(UsageError):
         select_probes("X")
 

@@ -47,6 +47,17 @@ THRESHOLD_RANGES: dict[str, tuple[float, float, str, bool]] = {
     "min_agree": _UNIT,
     "min_columns": _COUNT,
     "confidence": (0.0, 1.0, "()", False),
+    "min_share": _UNIT,  # V007 sentinel-values
+    "min_rest": _COUNT,
+    "min_distinct": _COUNT,
+    "min_z": _POSITIVE,
+    "min_gap_iqr": _NOT_NEGATIVE,
+    "max_zero_share": _UNIT,
+    "min_zero_gap": _UNIT,
+    "max_bits": (0.0, 64.0, "[]", True),  # T002 near-duplicate-tensors: of a 64-bit key
+    "min_corr": _UNIT,
+    "min_detail": _UNIT,
+    "min_matches": _COUNT,
 }
 
 

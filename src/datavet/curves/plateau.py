@@ -35,8 +35,16 @@ class NoLearningPlateau(CurveRule):
     the loss of a network that outputs the class prior: ln C for balanced classes
     (``--classes C``), the prior's entropy for imbalanced ones (``--prior 0.7,0.2,0.1``). It is
     a plateau when the level is within ``tolerance`` (5%) of it and the last 40% of the run made
-    less than ``max_progress`` (5%) of progress. Without ``--classes`` or ``--prior`` the rule is
-    skipped.
+    less than ``max_progress`` (5%) of progress.
+
+    Without ``--prior``, the log can give the prior itself: a validation accuracy column that is
+    identical at each of the last ``min_same_evals`` (10) evaluations is a network that gives
+    every sample the same class (a real model's accuracy on a fixed validation set moves by a
+    sample now and then), and that accuracy ``a`` is the majority class's share. Two classes
+    (``--classes 2``, or no ``--classes``): the no-learning level is the binary entropy of ``a``.
+    C classes: it lies between that and the entropy with the rest spread evenly over the other
+    C - 1 classes, and the loss must sit in that range. Without ``--classes``, ``--prior`` and
+    such a column the rule is skipped.
 
     **Why it matters**
     A classifier that gives every class the same probability has loss ln C;
@@ -56,7 +64,13 @@ class NoLearningPlateau(CurveRule):
     name = "no-learning-plateau"
     severity = Severity.WARNING
     summary = "the loss sits at ln C / the prior entropy: the network predicts the prior"
-    thresholds = {"min_points": 20, "tail": 0.2, "tolerance": 0.05, "max_progress": 0.05}
+    thresholds = {
+        "min_points": 20,
+        "tail": 0.2,
+        "tolerance": 0.05,
+        "max_progress": 0.05,
+        "min_same_evals": 10,
+    }
     causes = (
         ("data", "inputs and labels misaligned (one side shuffled), features zeroed (B001)"),
         ("normalisation", "saturated first layer from unscaled inputs: no gradient reaches it"),
@@ -66,11 +80,39 @@ class NoLearningPlateau(CurveRule):
         ("loop_order", "optimizer not stepping, or given no/frozen parameters (M002)"),
     )
 
+    def _from_accuracy(self, ctx: CurveContext) -> tuple[float, float, str] | None:
+        """(low, high, why): the no-learning level implied by a constant validation accuracy."""
+        if ctx.prior is not None or not ctx.log.has("val_metric"):
+            return None
+        col = ctx.column("val_metric")
+        if "acc" not in str(col).lower():
+            return None
+        _, acc = ctx.segment("val_metric")
+        k = int(self.options["min_same_evals"])
+        if len(acc) < k:
+            return None
+        tail = acc[-k:]
+        a = float(tail[0])
+        if a > 1:  # a percentage
+            a, tail = a / 100, tail / 100
+        if not (0.5 <= a < 1) or float(np.max(tail) - np.min(tail)) > 1e-9:
+            return None
+        binary = float(-(a * np.log(a) + (1 - a) * np.log(1 - a)))
+        c = ctx.classes or 2
+        if c <= 2:
+            return binary, binary, f"the binary entropy of the majority share {a:.4g}"
+        spread = float(-(a * np.log(a) + (1 - a) * np.log((1 - a) / (c - 1))))
+        return (
+            binary,
+            spread,
+            f"the entropy of a class prior whose majority share is {a:.4g} ({col} never moves)",
+        )
+
     def check(self, ctx: CurveContext):
         ref = ctx.no_learning_level
-        if ref is None:
+        inferred = self._from_accuracy(ctx)
+        if ref is None and inferred is None:
             raise Skip("the no-learning level is unknown: pass --classes C or --prior P1,P2,...")
-        target, why = ref
         name = ctx.primary()
         steps, values = ctx.segment(name)
         o = self.options
@@ -81,8 +123,20 @@ class NoLearningPlateau(CurveRule):
         last = values[-max(10, int(round(0.4 * len(values)))) :]
         a, b = np.array_split(last, 2)
         progress = 1 - signals.level(b) / signals.level(a) if signals.level(a) > 0 else 0.0
-        off = abs(end - target) / target if target > 0 else abs(end)
-        if off > o["tolerance"] or progress >= o["max_progress"]:
+        if progress >= o["max_progress"]:
+            return
+        target = why = None
+        if ref is not None:
+            off = abs(end - ref[0]) / ref[0] if ref[0] > 0 else abs(end)
+            if off <= o["tolerance"]:
+                target, why = ref
+        if target is None and inferred is not None:
+            low, high, how = inferred
+            if low * (1 - o["tolerance"]) <= end <= high * (1 + o["tolerance"]):
+                target = min(max(end, low), high)
+                off = abs(end - target) / target if target > 0 else abs(end)
+                why = how
+        if target is None:
             return
         smooth = signals.rolling_median(values, max(9, len(values) // 20 | 1))
         inside = np.abs(smooth - target) <= 2 * o["tolerance"] * target

@@ -72,7 +72,7 @@ def spikes(
             n = len(ordered)
             med = ordered[n // 2] if n % 2 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
             if med > 0 and v > factor * med:
-                found.append(Spike(i, float(v), float(med), float(v / med)))
+                found.append(Spike(i, float(v), float(med), float(v) / med))  # no numpy overflow
                 continue
         history.append(float(v))
         bisect.insort(ordered, float(v))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datavet.errors import UsageError
 from datavet.findings import Severity
 from datavet.framework import run_rules
-from datavet.probes.base import Probe
+from datavet.probes.base import Probe, Skip
 
 MAX_CURVE_POINTS = 400
 MAX_LAYER_SNAPSHOTS = 12
@@ -113,6 +113,84 @@ class ZeroGradientLayer(Probe):
         return ctx._zero_findings(self)
 
 
+class UpdateRatioOutOfRange(Probe):
+    """Parameters whose update is persistently far too large or far too small for their weights.
+
+    **What it checks**
+    Read from a :class:`datavet.GradientMonitor`: at every per-layer snapshot (every
+    ``layer_every`` steps) the monitor keeps a copy of the weights, and at the next step it
+    measures the update the optimizer made, ``||w_after - w_before|| / ||w_before||``, per
+    parameter. With at least ``min_snapshots`` (3) measurements, a parameter whose median
+    ratio is above ``max_update_ratio`` (0.1) or below ``min_update_ratio`` (1e-6, but above 0:
+    a parameter
+    that never moves is M018's) is named, with its figures. Parameters whose weights are all 0
+    at a snapshot (biases at initialisation) have no ratio there.
+
+    **Why it matters**
+    A healthy update changes a weight by about 1e-3 of its size per step. At 1e-1 each step
+    rewrites a tenth of the layer: the learning rate is too high for it, and it will oscillate
+    or blow up. At 1e-6 the layer barely moves in a whole run: a learning rate too small, a
+    vanishing gradient, or a weight scale so large the updates disappear in it. The global
+    loss curve averages over layers and shows neither.
+
+    **How to fix**
+    Too large: lower the learning rate (or this group's), add warmup, or clip gradients. Too
+    small: raise the learning rate, check the initialisation (M006/M007 read activations), or
+    give that parameter group its own learning rate.
+    """
+
+    code = "M020"
+    name = "update-ratio-out-of-range"
+    severity = Severity.WARNING
+    summary = "a parameter's update / weight ratio stays > 1e-1 or < 1e-6 (usual: ~1e-3)"
+    thresholds = {"max_update_ratio": 0.1, "min_update_ratio": 1e-6, "min_snapshots": 3}
+    needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._ratio_findings(self)
+
+
+class Fp16RangeLimits(Probe):
+    """Activations or gradients of a float16 model approach float16's limits.
+
+    **What it checks**
+    Read from a :class:`datavet.GradientMonitor`. At each per-layer snapshot it records every
+    parameter gradient's largest absolute value and, for float16 gradients, the share of the
+    non-zero values below float16's smallest normal number (6.1e-5, where precision starts to
+    go); with ``activations=True`` it also records the largest absolute output of every leaf
+    module in the forward pass of that step (what Hugging Face's underflow/overflow debugger
+    prints). When the model trains in float16 (float16 parameters, gradients or activations
+    seen), it fires for an absolute value at or above ``max_abs`` (1e4; float16 overflows to
+    inf at 65,504) or a subnormal share at or above ``max_subnormal`` (20%). In float32 or
+    bfloat16 the figures are in the report and the rule is skipped.
+
+    **Why it matters**
+    float16 has a narrow range: a value of 1e4 is six-fold from becoming inf, and the next
+    larger batch, learning rate or sequence crosses it (M004/M012 then report the NaN).
+    Gradients below 6.1e-5 lose precision and below 6e-8 become 0. The module that crosses
+    first is the one to fix, and a snapshot names it before the run fails.
+
+    **How to fix**
+    Overflow: keep that module in float32 (``torch.autocast(..., enabled=False)`` around it),
+    scale its input down (normalisation, attention scaled by 1/sqrt(d)), or use bfloat16.
+    Underflow: ``torch.amp.GradScaler`` (M019), or bfloat16.
+    """
+
+    code = "M021"
+    name = "fp16-range-limits"
+    severity = Severity.WARNING
+    summary = "float16 activations/gradients near 65504 or below the smallest normal (6.1e-5)"
+    thresholds = {"max_abs": 1e4, "max_subnormal": 0.2}
+    needs = "monitor"
+
+    def check(self, ctx: GradientMonitor):
+        return ctx._range_findings(self)
+
+
+FP16_MAX = 65504.0
+FP16_MIN_NORMAL = 2.0**-14  # 6.1e-5
+
+
 def _positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError(f"GradientMonitor: {name} must be a positive integer, not {value!r}")
@@ -125,8 +203,9 @@ class GradientMonitor:
     Call :meth:`step` after ``loss.backward()`` (before ``optimizer.step()`` or gradient
     clipping, to see the raw gradients). The global gradient norm is recorded every step, the
     per-parameter norms every ``layer_every`` steps. :meth:`report` returns a
-    :class:`datavet.Report` with rules M011 (gradient spikes), M012 (first non-finite step) and
-    M018 (parameters whose gradient stays at zero).
+    :class:`datavet.Report` with rules M011 (gradient spikes), M012 (first non-finite step),
+    M018 (parameters whose gradient stays at zero), M020 (update / weight ratio out of range)
+    and M021 (float16 range limits), and the clipping figures.
 
     Parameters
     ----------
@@ -142,6 +221,22 @@ class GradientMonitor:
         Read the norms back from the device every this many steps (1: every step). On a GPU a
         larger value avoids a synchronisation per step; flags are then set in batches, with the
         exact step numbers.
+    update_ratio : bool
+        At each per-layer snapshot keep a copy of the weights and measure the next update's
+        size against them (M020). Costs one copy of the weights every ``layer_every`` steps.
+    activations : bool
+        Also record every leaf module's largest absolute output in the forward pass of each
+        snapshot step (M021; forward hooks that do nothing on the other steps).
+    clip_norm : float, optional
+        The ``max_norm`` your loop passes to ``clip_grad_norm_`` (call :meth:`step` before
+        clipping): the report says how many steps it clipped. Without it, the report suggests
+        one from the recorded norms.
+    save_nonfinite : path, optional
+        Where to save the first non-finite step (``torch.save``): the model's ``state_dict``
+        as it was when that step's gradients were computed, and the batch passed as
+        ``step(model, loss, batch=...)``. :meth:`load_saved` reads it back for ``datavet
+        probe``. With it, each step checks its loss and norm at once (one device
+        synchronisation per step on a GPU).
 
     Examples
     --------
@@ -167,6 +262,10 @@ class GradientMonitor:
         min_history: int = int(GradientSpike.thresholds["min_history"]),
         layer_every: int = 100,
         sync_every: int = 1,
+        update_ratio: bool = True,
+        activations: bool = False,
+        clip_norm: float | None = None,
+        save_nonfinite=None,
     ) -> None:
         self.window = _positive_int("window", window)
         self.min_history = _positive_int("min_history", min_history)
@@ -192,15 +291,41 @@ class GradientMonitor:
         self._params: list = []
         self._trainable: dict[str, int] = {}  # trainable parameter -> number of elements
         self._with_grad: set[str] = set()  # parameters that had a gradient at some step
+        if clip_norm is not None and (
+            isinstance(clip_norm, bool)
+            or not isinstance(clip_norm, (int, float))
+            or not clip_norm > 0
+        ):
+            raise UsageError(
+                f"GradientMonitor: clip_norm must be a number above 0, not {clip_norm!r}"
+            )
+        self.clip_norm = None if clip_norm is None else float(clip_norm)
+        self.update_ratio = bool(update_ratio)
+        self.save_nonfinite = save_nonfinite
+        self.saved: str | None = None  # the file the first non-finite step was saved to
+        self._watch_activations = bool(activations)
+        self._ratio_ref: tuple | None = None  # (label, names, weight copies, their norms)
+        self._ratios: list[tuple] = []  # (label, names, ratio tensor)
+        self._ranges: list[tuple] = []  # (label, names, grad abs max, subnormal share, dtypes)
+        self._acts: dict[str, tuple] = {}  # module -> (abs max tensor, dtype) of the armed pass
+        self._act_snaps: list[tuple[int, dict]] = []
+        self._armed = False
+        self._hooked = None
 
     # -- recording -----------------------------------------------------------------------------
 
-    def step(self, model, loss=None, *, step: int | None = None) -> None:
+    def step(self, model, loss=None, *, step: int | None = None, batch=None) -> None:
         """Record the gradients now in ``model`` (after ``backward()``); ``loss`` optional.
 
-        ``step`` labels the step (default: how many steps were recorded before).
+        ``step`` labels the step (default: how many steps were recorded before). ``batch``
+        (any tensors, tuple or dict) is kept only to be saved with a non-finite step when
+        ``save_nonfinite`` is set.
         """
         import torch
+
+        self._armed = False
+        if self._ratio_ref is not None:
+            self._measure_update(torch, model)
 
         if self._model is not model or self._count % self.layer_every == 0:
             # named_parameters() walks every module: cache it, refreshed at each layer snapshot
@@ -226,10 +351,119 @@ class GradientMonitor:
         label = self._count if step is None else int(step)
         if isinstance(loss, torch.Tensor):
             loss = loss.detach()
+        if self._count % self.layer_every == 0:
+            self._snapshot(torch, model, label, names, grads)
+        if self.save_nonfinite is not None and self.saved is None:
+            finite = bool(torch.isfinite(total)) and (
+                loss is None or bool(torch.isfinite(torch.as_tensor(loss)).all())
+            )
+            if not finite:
+                self._save(torch, model, label, batch)
         self._pending.append((label, total, per, self._names, loss))
         self._count += 1
+        if self._watch_activations:
+            if self._hooked is not model:
+                self._hook(model)
+            self._armed = self._count % self.layer_every == 0  # the next forward is a snapshot
         if len(self._pending) >= self.sync_every:
             self._flush()
+
+    # -- snapshots: update ratio, float16 range, activations ------------------------------------
+
+    def _snapshot(self, torch, model, label, names, grads) -> None:
+        with torch.no_grad():
+            inf = float("inf")
+            foreach = getattr(torch, "_foreach_norm", None)
+            if foreach is not None and len({(g.device, g.dtype) for g in grads}) == 1:
+                absmax = torch.stack(foreach(grads, inf)).float()
+            else:
+                absmax = torch.stack(
+                    [g.detach().abs().max().float().to(grads[0].device) for g in grads]
+                )
+            half = [g for g in grads if g.dtype == torch.float16]
+            sub = None
+            if half:
+                nz = sum(int((g != 0).sum()) for g in half)
+                tiny = sum(int(((g != 0) & (g.abs() < FP16_MIN_NORMAL)).sum()) for g in half)
+                sub = tiny / nz if nz else 0.0
+            dtypes = {str(g.dtype).replace("torch.", "") for g in grads}
+            self._ranges.append((label, names, absmax, sub, dtypes))
+            if self._acts:
+                self._act_snaps.append((label, self._acts))
+                self._acts = {}
+            if self.update_ratio:
+                live = [(n, p) for n, p in self._params if p.requires_grad and p.grad is not None]
+                if live:
+                    copies = [p.detach().clone() for _, p in live]
+                    norms = _norms(torch, copies)
+                    self._ratio_ref = (label, tuple(n for n, _ in live), copies, norms, model)
+
+    def _measure_update(self, torch, model) -> None:
+        label, names, copies, norms, ref_model = self._ratio_ref
+        self._ratio_ref = None
+        if ref_model is not model:
+            return
+        now = dict(self._params)
+        if any(n not in now for n in names):
+            return
+        with torch.no_grad():
+            current = [now[n].detach() for n in names]
+            diffs = [c - r for c, r in zip(current, copies)]
+            ratio = _norms(torch, diffs) / norms  # 0/0 = nan: no ratio for all-zero weights
+        self._ratios.append((label, names, ratio))
+
+    def _hook(self, model) -> None:
+        """Forward hooks on every leaf module that record its largest absolute output, only in
+        the forward pass of a snapshot step."""
+        import torch
+
+        def make(name):
+            def hook(module, args, output):
+                if not self._armed:
+                    return
+                outs = output if isinstance(output, (tuple, list)) else (output,)
+                for out in outs:
+                    if isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel():
+                        with torch.no_grad():
+                            self._acts[name] = (out.detach().abs().max().float(), out.dtype)
+                        break
+
+            return hook
+
+        for name, module in model.named_modules():
+            if name and not any(True for _ in module.children()):
+                module.register_forward_hook(make(name))
+        self._hooked = model
+
+    def _save(self, torch, model, label, batch) -> None:
+        import os
+
+        path = os.fspath(self.save_nonfinite)
+        state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        payload = {"step": label, "model": state, "batch": _to_cpu(torch, batch)}
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.tmp"
+        torch.save(payload, tmp)
+        os.replace(tmp, path)
+        self.saved = path
+
+    @staticmethod
+    def load_saved(path) -> dict:
+        """``{"step", "model", "batch"}`` saved at the first non-finite step (``save_nonfinite``).
+
+        Replay it with ``datavet probe replay.py:factory``, where the factory builds the model,
+        loads the state and returns the batch::
+
+            def factory():
+                saved = datavet.GradientMonitor.load_saved("nonfinite.pt")
+                model = MyModel()
+                model.load_state_dict(saved["model"])
+                return model, saved["batch"], loss_fn
+        """
+        import torch
+
+        return torch.load(path, map_location="cpu", weights_only=True)
 
     def _flush(self) -> None:
         if not self._pending:
@@ -336,7 +570,84 @@ class GradientMonitor:
                 "steps": [s for s, _ in snaps],
                 "rows": [{"name": k, "norms": [d.get(k) for _, d in snaps]} for k in names],
             },
+            "update_ratio": self.update_ratios(),
+            "fp16_range": self.fp16_range(),
+            "clipping": self.clipping(),
+            "saved": self.saved,
         }
+
+    # -- the snapshot figures ------------------------------------------------------------------
+
+    def update_ratios(self) -> dict[str, list[float]]:
+        """Parameter -> its measured ``||update|| / ||weight||`` ratios (finite ones), in order."""
+        out: dict[str, list[float]] = {}
+        for _, names, ratio in self._ratios:
+            for n, v in zip(names, ratio.float().cpu().tolist()):
+                if math.isfinite(v):
+                    out.setdefault(n, []).append(v)
+        return out
+
+    def fp16_range(self) -> dict:
+        """The largest absolute gradient per parameter and activation per module over the
+        snapshots, the largest subnormal share of float16 gradients, and the dtypes seen."""
+        grads: dict[str, float] = {}
+        sub = None
+        dtypes: set[str] = set()
+        for _, names, absmax, share, kinds in self._ranges:
+            dtypes |= kinds
+            for n, v in zip(names, absmax.cpu().tolist()):
+                if math.isfinite(v):
+                    grads[n] = max(grads.get(n, 0.0), v)
+            if share is not None:
+                sub = share if sub is None else max(sub, share)
+        acts: dict[str, float] = {}
+        act_dtypes: set[str] = set()
+        for _, snap in self._act_snaps:
+            for n, (v, dtype) in snap.items():
+                act_dtypes.add(str(dtype).replace("torch.", ""))
+                v = float(v)
+                if math.isfinite(v):
+                    acts[n] = max(acts.get(n, 0.0), v)
+        return {
+            "gradient_abs_max": grads,
+            "activation_abs_max": acts,
+            "subnormal_share": sub,
+            "gradient_dtypes": sorted(dtypes),
+            "activation_dtypes": sorted(act_dtypes),
+            "snapshots": len(self._ranges),
+        }
+
+    def clipping(self) -> dict | None:
+        """The recorded norms' median, 95th percentile and maximum; the steps ``clip_norm``
+        clipped; a suggested ``max_norm`` (the 95th percentile of the steps that are not
+        spikes, so that it cuts the spikes and leaves the normal steps alone); and the ceiling
+        the norms sit at when the monitor was called after clipping."""
+        self._flush()
+        finite = sorted(v for v in self.norms if math.isfinite(v))
+        if len(finite) < 2:
+            return None
+        p95 = finite[min(len(finite) - 1, int(round(0.95 * (len(finite) - 1))))]
+        spiked = {s["index"] for s in self._spikes}
+        normal = (
+            sorted(v for i, v in enumerate(self.norms) if i not in spiked and math.isfinite(v))
+            or finite
+        )
+        suggested = normal[min(len(normal) - 1, int(round(0.95 * (len(normal) - 1))))]
+        top = finite[-1]
+        at_top = sum(1 for v in finite if v >= top * (1 - 1e-4))
+        ceiling = top if top > 0 and at_top >= max(5, 0.05 * len(finite)) else None
+        out = {
+            "median": _median(finite),
+            "p95": p95,
+            "max": top,
+            "suggested_max_norm": suggested,
+            "clip_norm": self.clip_norm,
+            "clipped_steps": None,
+            "ceiling": ceiling,
+        }
+        if self.clip_norm is not None:
+            out["clipped_steps"] = sum(1 for v in finite if v > self.clip_norm)
+        return out
 
     def report(
         self,
@@ -344,8 +655,8 @@ class GradientMonitor:
         fail_on: str | Severity = "error",
         severity: Mapping[str, str | Severity] | None = None,
     ):
-        """A :class:`datavet.Report` with M011, M012 and M018 (findings, outcomes) and the norm
-        curve."""
+        """A :class:`datavet.Report` with M011, M012, M018, M020 and M021 (findings, outcomes)
+        and the norm curve."""
         from datavet.report import Report
 
         self._flush()
@@ -360,7 +671,11 @@ class GradientMonitor:
         )
         nan_rule = NonFiniteStep(severity=levels.get(NonFiniteStep.code))
         zero_rule = ZeroGradientLayer(severity=levels.get(ZeroGradientLayer.code))
-        findings, outcomes = run_rules([spike_rule, nan_rule, zero_rule], self)
+        ratio_rule = UpdateRatioOutOfRange(severity=levels.get(UpdateRatioOutOfRange.code))
+        range_rule = Fp16RangeLimits(severity=levels.get(Fp16RangeLimits.code))
+        findings, outcomes = run_rules(
+            [spike_rule, nan_rule, zero_rule, ratio_rule, range_rule], self
+        )
         return Report(
             findings=findings,
             outcomes=outcomes,
@@ -399,7 +714,121 @@ class GradientMonitor:
                 else "every step finite"
             },
             "M018": {"headline": f"{len(self.zero_gradient())} parameter(s) without gradient"},
+            "M020": {"headline": self._ratio_headline()},
+            "M021": {"headline": self._range_headline()},
         }
+
+    def _ratio_headline(self) -> str:
+        medians = [_median(v) for v in self.update_ratios().values() if v]
+        if not medians:
+            return "no update measured"
+        return (
+            f"update/weight ratio {min(medians):.2g} to {max(medians):.2g} (median per parameter)"
+        )
+
+    def _range_headline(self) -> str:
+        r = self.fp16_range()
+        top = max([*r["gradient_abs_max"].values(), *r["activation_abs_max"].values()], default=0)
+        return f"largest |value| {top:.3g} (float16 max {FP16_MAX:g})"
+
+    def _ratio_findings(self, rule: UpdateRatioOutOfRange):
+        o = rule.options
+        ratios = self.update_ratios()
+        enough = {n: v for n, v in ratios.items() if len(v) >= int(o["min_snapshots"])}
+        if not self.update_ratio:
+            raise Skip("update_ratio=False")
+        if not enough:
+            raise Skip(
+                f"fewer than {int(o['min_snapshots'])} updates measured (one per layer_every="
+                f"{self.layer_every} steps)"
+            )
+        high, low = [], []
+        for n, v in enough.items():
+            m = _median(v)
+            if m > o["max_update_ratio"]:
+                high.append((n, m))
+            elif 0 < m < o["min_update_ratio"]:
+                low.append((n, m))
+        if not high and not low:
+            return []
+        parts = []
+        for what, items, bound in (
+            ("too large", sorted(high, key=lambda t: -t[1]), f"> {o['max_update_ratio']:g}"),
+            ("too small", sorted(low, key=lambda t: t[1]), f"< {o['min_update_ratio']:g}"),
+        ):
+            if items:
+                listed = ", ".join(f"{n} ({m:.2g})" for n, m in items[:MAX_LISTED])
+                more = f" (+{len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else ""
+                parts.append(f"{what} ({bound}): {listed}{more}")
+        names = [n for n, _ in high + low]
+        snaps = max(len(v) for v in enough.values())
+        fix = (
+            "lower the learning rate (or add warmup / clip gradients)"
+            if high
+            else "raise the learning rate or check the initialisation"
+        )
+        return [
+            rule.finding(
+                f"The update / weight ratio (||w_after - w_before|| / ||w_before||, median of "
+                f"{snaps} measured steps; about 1e-3 is usual) is {'; '.join(parts)}.",
+                columns=tuple(names[:20]),
+                n_affected=len(names),
+                metrics={
+                    "too_large": len(high),
+                    "too_small": len(low),
+                    "max_median_ratio": max((m for _, m in high + low), default=0.0),
+                    "min_median_ratio": min((m for _, m in high + low), default=0.0),
+                },
+                hint=fix,
+            )
+        ]
+
+    def _range_findings(self, rule: Fp16RangeLimits):
+        o = rule.options
+        r = self.fp16_range()
+        if not r["snapshots"]:
+            raise Skip("no per-layer snapshot was taken")
+        fp16 = "float16" in r["gradient_dtypes"] or "float16" in r["activation_dtypes"]
+        if not fp16:
+            kinds = ", ".join(sorted({*r["gradient_dtypes"], *r["activation_dtypes"]})) or "unknown"
+            raise Skip(
+                f"the model does not train in float16 ({kinds}); the figures are in the report"
+            )
+        big = [
+            (f"activation of {n}", v)
+            for n, v in r["activation_abs_max"].items()
+            if v >= o["max_abs"]
+        ] + [(f"gradient of {n}", v) for n, v in r["gradient_abs_max"].items() if v >= o["max_abs"]]
+        big.sort(key=lambda t: -t[1])
+        sub = r["subnormal_share"]
+        parts = []
+        if big:
+            listed = ", ".join(f"{n} {v:.3g}" for n, v in big[:MAX_LISTED])
+            more = f" (+{len(big) - MAX_LISTED} more)" if len(big) > MAX_LISTED else ""
+            parts.append(
+                f"largest absolute values at or above {o['max_abs']:g} (float16 overflows at "
+                f"{FP16_MAX:g}): {listed}{more}"
+            )
+        if sub is not None and sub >= o["max_subnormal"]:
+            parts.append(
+                f"{sub:.0%} of the non-zero float16 gradient values are below the smallest "
+                f"normal float16 ({FP16_MIN_NORMAL:.2g}) and losing precision"
+            )
+        if not parts:
+            return []
+        return [
+            rule.finding(
+                f"At {r['snapshots']} snapshot(s) of this float16 run: " + "; ".join(parts) + ".",
+                columns=tuple(n.split(" of ", 1)[1] for n, _ in big[:20]),
+                n_affected=len(big),
+                metrics={
+                    "max_abs": max((v for _, v in big), default=0.0),
+                    "subnormal_share": sub if sub is not None else 0.0,
+                },
+                hint="keep the named modules in float32 or scale their inputs; use GradScaler "
+                "or bfloat16",
+            )
+        ]
 
     def _spike_findings(self, rule: GradientSpike) -> list:
         spikes = self._spikes
@@ -411,11 +840,30 @@ class GradientMonitor:
         )
         more = f" (+{len(spikes) - MAX_LISTED} more)" if len(spikes) > MAX_LISTED else ""
         worst = max(spikes, key=lambda s: s["factor"])
+        clip = self.clipping() or {}
+        if clip.get("clip_norm") is not None:
+            clip_text = (
+                f" Clipping at max_norm={clip['clip_norm']:.3g} cut {clip['clipped_steps']:,} "
+                "step(s)."
+            )
+        elif clip.get("ceiling") is not None:
+            clip_text = (
+                f" The norms have a ceiling at {clip['ceiling']:.3g}: the monitor sees clipped "
+                "gradients (call monitor.step before clip_grad_norm_ to see the raw ones)."
+            )
+        elif clip:
+            clip_text = (
+                f" No clipping is declared (clip_norm=); max_norm={clip['suggested_max_norm']:.3g}"
+                f" (the 95th percentile of the other steps; median {clip['median']:.3g}) would "
+                "cut the spikes."
+            )
+        else:
+            clip_text = ""
         return [
             rule.finding(
                 f"The gradient norm exceeded {self.factor:g}x the median of the previous "
                 f"{self.window} normal steps at {len(spikes)} of {self._count:,} steps: "
-                f"{listed}{more}.",
+                f"{listed}{more}.{clip_text}",
                 n_affected=len(spikes),
                 examples=tuple(s["step"] for s in spikes[:20]),
                 metrics={
@@ -484,11 +932,17 @@ class GradientMonitor:
                 else f"gradient norm {first['norm']}"
             )
         total = len(self._nonfinite)
+        saved = (
+            f" Saved its model state and batch to {self.saved}: replay it with datavet probe "
+            "(GradientMonitor.load_saved in the factory)."
+            if self.saved
+            else ""
+        )
         return [
             rule.finding(
                 f"Step {first['step']} is the first non-finite training step: "
                 f"{' and '.join(what)}; {total:,} of {self._count:,} recorded steps were "
-                "non-finite.",
+                f"non-finite.{saved}",
                 columns=tuple(first["parameters"][:20]),
                 n_affected=total,
                 examples=(first["step"],),
@@ -508,3 +962,17 @@ def _norms(torch, grads: list):
         return torch.stack(foreach(grads))
     # mixed devices or dtypes; half-precision norms would overflow at 65504
     return torch.stack([torch.linalg.vector_norm(g, dtype=torch.float32).to(device) for g in grads])
+
+
+def _to_cpu(torch, obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(torch, v) for k, v in obj.items()}
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_to_cpu(torch, v) for v in obj)
+    return obj
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan

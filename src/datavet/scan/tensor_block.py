@@ -16,6 +16,7 @@ from datavet.scan.counters import ValueCounter
 from datavet.scan.hashing import _MISSING, _MULT, _SEEDS, RowHashes, _splitmix, hash_values
 from datavet.scan.labels import LabelStats
 from datavet.scan.moments import Moments
+from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.profile import Profile
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
 from datavet.scan.tensor_layout import Layout
@@ -315,6 +316,7 @@ def profile_block(
         positions=positions,
         thumbnails=thumbs,
         flagged=flagged,
+        perceptual=PerceptualHashes.of(xc, layout.rest, offset) if layout.kind == "image" else None,
     )
     label_stats = None
     label_hashes = np.zeros(n, dtype=_U)
@@ -332,6 +334,8 @@ def profile_block(
     # Last, as it overwrites xf: hashes of whole samples in stored order.
     x2 = xf.reshape(n, -1)
     hashes = sample_hashes(x2, None if nan is None else np.isnan(x2), layout.shape, in_place=True)
+    if tensor.perceptual is not None:
+        tensor.perceptual.with_exact(hashes, offset)
     return Profile(
         split=split,
         rows=n,

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.tensor_layout import MAX_CHANNELS, MAX_FEATURE_COLUMNS, Layout, resolve_layout
 
 THUMBNAILS = 6  # the first samples shown in the report
@@ -157,6 +158,7 @@ class TensorStats:
     positions: PositionStats | None = None  # None past MAX_POSITIONS values per sample
     thumbnails: tuple[Thumbnail, ...] = ()  # the first samples (image layouts only)
     flagged: tuple[Thumbnail, ...] = ()  # the first samples holding NaN or inf
+    perceptual: PerceptualHashes | None = None  # images: near-duplicate hashes (T002)
 
     def merge(self, other: TensorStats) -> TensorStats:
         if other.layout != self.layout:
@@ -173,6 +175,11 @@ class TensorStats:
             positions=positions,
             thumbnails=_first_k(self.thumbnails, other.thumbnails, THUMBNAILS),
             flagged=_first_k(self.flagged, other.flagged, FLAGGED_THUMBNAILS),
+            perceptual=(
+                self.perceptual.merge(other.perceptual)
+                if self.perceptual is not None
+                else other.perceptual
+            ),
         )
 
     def constant_parts(self, columns: dict) -> ConstantParts | None:
