@@ -38,7 +38,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "probe",
         help="run the model preflight probes (PyTorch) on one batch",
         description="Import FILE.py, call FACTORY() for (model, batch, loss_fn), run the model "
-        "probes (M001-M010, M013-M014) on copies of the model; print findings; exit 0/1/2.",
+        "probes (the M rules; those that read a GradientMonitor excepted) on copies of the model; "
+        "print findings; exit 0/1/2.",
     )
     p.add_argument("target", metavar="FILE.py:FACTORY", help="a Python file and a function in it")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default=None)
