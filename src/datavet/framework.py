@@ -17,6 +17,7 @@ This module imports only the core (findings, errors): every family's base builds
 
 from __future__ import annotations
 
+import math
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,51 @@ SECTIONS: Mapping[str, str] = {
 }
 
 
+# The range of a rule threshold: (low, high, bounds included, whole number). A threshold outside
+# it would make a rule fire on everything or on nothing (max_ratio = -5 calls a 1:1 split
+# imbalanced). RANGES holds the names several rules share; a rule declares the range of a
+# threshold of its own in its ``ranges``. A test checks that every threshold of every rule has one.
+Range = tuple[float, float, str, bool]
+UNIT: Range = (0.0, 1.0, "[]", False)
+COUNT: Range = (1.0, math.inf, "[]", True)
+ABOVE_ONE: Range = (1.0, math.inf, "[]", False)
+POSITIVE: Range = (0.0, math.inf, "(]", False)
+NOT_NEGATIVE: Range = (0.0, math.inf, "[]", False)
+RANGES: dict[str, Range] = {
+    "alpha": (0.0, 1.0, "()", False),  # a p-value cut-off: 0 < alpha < 1
+    "min_count": COUNT,
+    "min_rows": COUNT,
+    "min_groups": COUNT,
+    "groups": COUNT,
+    "max_classes": COUNT,
+    "digits": COUNT,
+    "min_numeric": UNIT,
+    "min_fraction": UNIT,
+    "max_unique_fraction": UNIT,
+    "min_shared": UNIT,
+    "max_auto_older": UNIT,
+    "min_score": UNIT,
+    "min_order": UNIT,
+    "min_auc": UNIT,
+    "min_tvd": UNIT,
+    "min_v": UNIT,
+    "min_gain": UNIT,
+    "min_rho": UNIT,
+    "max_ratio": ABOVE_ONE,  # majority:minority, 1 = balanced
+    "min_ratio": ABOVE_ONE,
+    "outlier_ratio": ABOVE_ONE,
+    "min_effect": NOT_NEGATIVE,
+    "min_d": NOT_NEGATIVE,
+    "max_abs_mean": POSITIVE,
+    "max_std": POSITIVE,
+    "min_std": NOT_NEGATIVE,
+    "near_constant": UNIT,
+    "min_agree": UNIT,
+    "min_columns": COUNT,
+    "confidence": (0.0, 1.0, "()", False),
+}
+
+
 class Rule:
     """Base class of every rule. Subclasses set ``code``, ``name``, ``severity``, ``summary``,
     ``thresholds`` and ``needs``, write the What/Why/How docstring, and implement
@@ -99,6 +145,8 @@ class Rule:
     severity: ClassVar[Severity]
     summary: ClassVar[str]
     thresholds: ClassVar[Mapping[str, float]] = {}
+    # the range of each threshold whose name is not in RANGES (or means something else here)
+    ranges: ClassVar[Mapping[str, Range]] = {}
     needs: ClassVar[tuple[str, ...]] = ()  # names from NEEDS, checked in this order
     # Where the renderers show the rule's findings besides the list (read from the registry,
     # never by code): report sections from SECTIONS; the cell of the column table it points at;
@@ -122,6 +170,11 @@ class Rule:
         unknown = set(cls.sections) - set(SECTIONS)
         if unknown:
             raise TypeError(f"{cls.__name__} sections {sorted(unknown)}: not in SECTIONS")
+
+    @classmethod
+    def range_of(cls, threshold: str) -> Range | None:
+        """The range of one of this rule's thresholds: its own ``ranges``, else ``RANGES``."""
+        return cls.ranges.get(threshold) or RANGES.get(threshold)
 
     def __init__(
         self, *, severity: Severity | None = None, thresholds: Mapping[str, float] | None = None

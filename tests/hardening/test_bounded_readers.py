@@ -20,7 +20,6 @@ import pytest
 import datavet
 from datavet import config
 from datavet.output import github
-from datavet.rules import RULES
 
 from .helpers import assert_one_line_error, child_env, run_cli
 
@@ -158,10 +157,26 @@ def test_nonsense_thresholds_are_errors_naming_the_key(code, key, value, tmp_pat
 
 
 def test_every_rule_threshold_has_a_range_holding_its_default():
+    """The rules a config file can tune (tabular and tensor): the range is the rule's own
+    (``ranges``) or a shared name's (RANGES)."""
+    from datavet.rules import RULES
+
     for rule in RULES:
         for name, default in rule.thresholds.items():
-            assert name in config.THRESHOLD_RANGES, f"{rule.code}.{name} has no range"
-            assert config.threshold_problem(name, default) is None, (rule.code, name)
+            assert rule.range_of(name) is not None, f"{rule.code}.{name} has no range"
+            assert config.threshold_problem(name, default, rule) is None, (rule.code, name)
+
+
+def test_a_rules_own_range_is_checked_and_needs_no_edit_outside_the_rule(tmp_path, capsys):
+    """V007 declares its thresholds' ranges in its own class: min_share is a share (0..1)."""
+    from datavet.framework import RANGES
+    from datavet.rules import lookup
+
+    assert "min_share" not in RANGES and lookup("V007").range_of("min_share") is not None
+    cfg = tmp_path / "datavet.toml"
+    cfg.write_text("[thresholds.V007]\nmin_share = 5\n")
+    rc, out, err = run_cli(capsys, ["config", "--config", cfg])
+    assert_one_line_error(rc, out, err, names="thresholds.V007.min_share", problem=["range"])
 
 
 @pytest.mark.parametrize("value", [1, 10, 1e6])

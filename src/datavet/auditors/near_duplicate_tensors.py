@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from datavet.auditors.base import AuditContext, Auditor, Skip, pct
 from datavet.findings import Severity
+from datavet.framework import COUNT, UNIT
 from datavet.scan.perceptual import MAX_SAMPLES, SIDE, near_pairs
 
 
@@ -39,6 +40,12 @@ class NearDuplicateTensors(Auditor):
     severity = Severity.WARNING
     summary = "test images that are near copies of train images (re-encoded, resized, brightened)"
     thresholds = {"max_bits": 6, "min_corr": 0.99, "min_detail": 0.9, "min_matches": 1}
+    ranges = {
+        "max_bits": (0.0, 64.0, "[]", True),  # of a 64-bit key
+        "min_corr": UNIT,
+        "min_detail": UNIT,
+        "min_matches": COUNT,
+    }
     needs = ("test",)
 
     def check(self, ctx: AuditContext):

@@ -6,6 +6,7 @@ import numpy as np
 
 from datavet.auditors.base import AuditContext, Auditor, ColumnItem, fmt, grouped, pct
 from datavet.findings import Severity
+from datavet.framework import COUNT, NOT_NEGATIVE, POSITIVE, UNIT
 from datavet.scan.profile import Profile
 
 
@@ -68,6 +69,15 @@ class SentinelValues(Auditor):
         "min_gap_iqr": 1.0,
         "max_zero_share": 0.2,
         "min_zero_gap": 0.3,
+    }
+    ranges = {
+        "min_share": UNIT,
+        "min_rest": COUNT,
+        "min_distinct": COUNT,
+        "min_z": POSITIVE,
+        "min_gap_iqr": NOT_NEGATIVE,
+        "max_zero_share": UNIT,
+        "min_zero_gap": UNIT,
     }
 
     def check(self, ctx: AuditContext):

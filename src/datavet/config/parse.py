@@ -315,7 +315,7 @@ class _Parser:
             self.keys(values, tuple(known), where)
             tuned = {}
             for name, value in values.items():
-                problem = threshold_problem(name, value)
+                problem = threshold_problem(name, value, BY_CODE[code])
                 if problem:
                     raise self.error((*where, name), problem)
                 tuned[name] = value

@@ -13,7 +13,7 @@ from datavet.config import column_ignores, threshold_problem
 from datavet.engines import ENGINES
 from datavet.errors import UsageError
 from datavet.findings import Severity
-from datavet.rules import lookup, select_rules
+from datavet.rules import find, lookup, select_rules
 from datavet.tasks import TASKS
 
 _EXAMPLES = {"severity": '{"S002": "error"}', "thresholds": '{"L001": {"max_ratio": 5}}'}
@@ -230,7 +230,7 @@ def _threshold_values(code: str, values) -> dict:
             raise UsageError(
                 f"threshold {code}.{name} must be a finite number of at least 0, not {number!r:.80}"
             )
-        problem = threshold_problem(name, float(number))
+        problem = threshold_problem(name, float(number), find(code))
         if problem is not None:  # the config file's ranges: one rule for both ways in
             raise UsageError(f"threshold {code}.{name}: {problem}")
         out[name] = number
