@@ -186,3 +186,30 @@ def test_partition_ranges_cover_every_partition_once():
     assert ranges[0][0] == 0 and ranges[-1][1] == len(counts)
     assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
     assert all(counts[lo:hi].sum() <= 10 or hi - lo == 1 for lo, hi in ranges)
+
+
+def test_hash_spill_partitions_come_back_in_row_order():
+    """Any run of partitions, the whole file included (put in place by position, not sorted),
+    comes back as the rows of those partitions in row order, with their own hashes."""
+    from datavet.scan.hashing import SPILL_BITS
+
+    rng = np.random.default_rng(11)
+    spill = HashSpill()
+    chunks = []
+    for offset in range(0, 3000, 700):
+        n = min(700, 3000 - offset)
+        rows, labels, _ = _hashes(n, rng)
+        shared = rng.integers(0, 2**63, (n, 2)).astype(np.uint64) * np.uint64(3)
+        chunks.append((offset, rows, labels, shared, None))
+    for chunk in chunks[::-1]:
+        spill.add(*chunk)
+    rows = np.concatenate([c[1] for c in chunks])
+    labels = np.concatenate([c[2] for c in chunks])
+    shared = np.concatenate([c[3] for c in chunks])
+    key = (shared[:, 0] >> np.uint64(64 - SPILL_BITS)).astype(np.int64)
+    for lo, hi in [(0, 1 << SPILL_BITS), (0, 1), (3, 40), (100, 256), (255, 256)]:
+        want = np.flatnonzero((key >= lo) & (key < hi))
+        pos, b_rows, b_labels, b_shared = spill.partition(lo, hi)
+        assert np.array_equal(pos, want)
+        assert np.array_equal(b_rows, rows[want]) and np.array_equal(b_labels, labels[want])
+        assert np.array_equal(b_shared, shared[want])

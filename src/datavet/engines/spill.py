@@ -75,8 +75,10 @@ class HashSpill:
         rec[:, 3] = labels
         if self.has_shared:
             rec[:, 4:6] = rows if shared is None else shared
+        # the partition as the narrowest integer it fits: NumPy's stable argsort is a radix
+        # sort for 8 and 16-bit keys (the same order, about 10x faster than on int64)
         key = ((rec[:, 4] if self.has_shared else rec[:, 1]) >> _U(64 - SPILL_BITS)).astype(
-            np.int64
+            np.uint8 if SPILL_BITS <= 8 else np.uint16 if SPILL_BITS <= 16 else np.int64
         )
         counts = np.bincount(key, minlength=1 << SPILL_BITS)
         rec = rec[np.argsort(key, kind="stable")]
@@ -130,7 +132,14 @@ class HashSpill:
                 parts.append(np.frombuffer(data, dtype=_U).reshape(-1, w))
         rec = np.concatenate(parts) if parts else np.zeros((0, w), _U)
         del parts
-        if hi - lo > 1 and len(rec):
+        at = rec[:, 0].view(np.int64)
+        if hi - lo > 1 and len(rec) and at.min() == 0 and at.max() == len(rec) - 1:
+            # every row (the positions 0 .. n - 1, each once: batches write at their own place
+            # in the file, so none overlap): put each record at its position, no sort
+            ordered = np.empty_like(rec)
+            ordered[at] = rec
+            rec = ordered
+        elif hi - lo > 1 and len(rec):
             rec = rec[np.argsort(rec[:, 0], kind="stable")]
         pos = rec[:, 0].view(np.int64).copy()
         rows = np.ascontiguousarray(rec[:, 1:3])
