@@ -174,3 +174,23 @@ def test_bin_width_depends_only_on_last_row():
     np.testing.assert_array_equal(merged.n, whole.n)
     for k in whole.classes:
         np.testing.assert_array_equal(merged.classes[k], whole.classes[k])
+
+
+def test_sample_merged_in_row_order_equals_the_sample_of_the_whole():
+    """Batches merged in row order append their sample rows without a copy; in any other order
+    (or without the cut-off) the merge selects and sorts: both give the sample of the whole."""
+    from datavet.scan.reservoir import Reservoir
+
+    n, k = 5000, 300
+    batch = pa.RecordBatch.from_pydict({"x": np.arange(n) * 0.5, "s": [str(i) for i in range(n)]})
+    whole = Reservoir.of(batch, 0, k)
+    for cut in (Reservoir.cut(n, k), None):
+        parts = [Reservoir.of(batch.slice(o, 700), o, k, cut=cut) for o in range(0, n, 700)]
+        for order in (parts, parts[::-1], parts[1::2] + parts[::2]):
+            merged = Reservoir(k)
+            for part in order:
+                merged = merged.merge(part)
+            assert merged.seen == n
+            assert np.array_equal(merged.positions, whole.positions)
+            assert np.array_equal(merged.keys, whole.keys)
+            assert merged.table.equals(whole.table)

@@ -247,6 +247,8 @@ def profile_source(
     profile.source = source.name
     profile.format = source.format
     profile.hashes.consolidate()  # one array per field: no copies when the row checks read them
+    if profile.sample.table is not None:  # the batches' sample rows, appended without copies
+        profile.sample.table = profile.sample.table.combine_chunks()
     release_memory()
     return profile
 

@@ -57,6 +57,15 @@ class Reservoir:
         keys = np.concatenate([self.keys, other.keys])
         pos = np.concatenate([self.positions, other.positions])
         table = pa.concat_tables([self.table, other.table], promote_options="permissive")
+        if len(keys) <= self.k and (
+            not len(self.positions)
+            or not len(other.positions)
+            or self.positions[-1] < other.positions[0]
+        ):
+            # every row stays and ``other`` follows ``self`` (positions are kept in row order):
+            # the concatenation is the result, no copy (a scan merging batches in row order,
+            # with the sample's cut-off known, never copies the sample it has gathered)
+            return Reservoir(self.k, self.seen + other.seen, keys, pos, table)
         if len(keys) > self.k:
             keep = np.argpartition(keys, self.k - 1)[: self.k]
         else:
