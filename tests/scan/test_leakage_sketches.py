@@ -58,6 +58,35 @@ def test_round_significant():
     assert np.isnan(r[3]) and np.isinf(r[4]) and r[5] == 987654000.0
 
 
+def test_round_significant_equals_computing_every_power_of_ten():
+    """The powers of ten are looked up in a table: bit for bit the numbers np.power gives,
+    over every magnitude a float can have (subnormals, the largest, 0, NaN, inf)."""
+
+    def computed(x, digits):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            m = np.floor(np.log10(np.abs(x)))
+            m[~np.isfinite(m)] = 0
+            scale = np.power(10.0, digits - 1 - m)
+            out = np.round(x * scale) / scale
+        bad = ~np.isfinite(out)
+        out[bad] = x[bad]
+        return out + 0.0
+
+    rng = np.random.default_rng(0)
+    mags = rng.uniform(-323, 308, 20000)
+    x = np.concatenate(
+        [
+            rng.choice([-1.0, 1.0], 20000) * rng.uniform(1, 10, 20000) * 10.0 ** np.floor(mags),
+            [0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1e-310, 1.7976931348623157e308],
+            [0.1, 0.5, 999999.5, 1e22, 1e23, 123456789.0, -2.5e-7],
+        ]
+    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        for digits in (1, 2, 6, 10, 15, 17, 80):
+            got, want = round_significant(x, digits), computed(x, digits)
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), digits
+
+
 @pytest.mark.parametrize(
     "name, key",
     [
