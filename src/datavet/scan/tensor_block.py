@@ -19,7 +19,8 @@ from datavet.scan.moments import Moments
 from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.profile import Profile
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
-from datavet.scan.tensor_layout import Layout
+from datavet.scan.tensor_layout import MAX_FEATURE_COLUMNS, Layout
+from datavet.scan.tensor_values import RawSample, raw_rows, sentinel_counts
 from datavet.scan.tensors import (
     FLAGGED_THUMBNAILS,
     THUMBNAILS,
@@ -239,17 +240,25 @@ def _channel_columns(
     return out
 
 
-def _feature_columns(x: np.ndarray, xf: np.ndarray, offset: int, layout: Layout) -> dict:
-    """(N, D) inputs: each column exactly as a table column would be profiled."""
+def _feature_columns(
+    x: np.ndarray, xf: np.ndarray, offset: int, layout: Layout
+) -> tuple[dict, np.ndarray]:
+    """(N, D) inputs: each column exactly as a table column would be profiled, and each
+    column's exact counts of the sentinel-shaped values (free when the column's value counts
+    are exact, else one pass over the column's whole numbers)."""
     n = len(x)
     native = x.dtype.kind in "biu" or x.dtype in (np.float32, np.float64)
     src = (x if native else xf).reshape(n, -1)
+    xf2 = xf.reshape(n, -1)
     out = {}
+    sentinels = []
     for j, name in enumerate(layout.channels):
         st = ColumnStats.of(name, pa.array(np.ascontiguousarray(src[:, j])), offset)
         st.dtype = layout.dtype
         out[name] = st
-    return out
+        exact = st.values.counts if st.values.exact else None
+        sentinels.append(sentinel_counts(xf2[:, j], exact))
+    return out, np.array(sentinels, dtype=np.int64).reshape(len(out), -1)
 
 
 def _thumbnails(
@@ -285,8 +294,12 @@ def profile_block(
         fin = ~(nan | pinf | ninf)
         if not nan.any():
             nan = None
+    sentinels = raw = None
     if layout.kind == "features":
-        columns = _feature_columns(x, xf, offset, layout)
+        columns, sentinels = _feature_columns(x, xf, offset, layout)
+        if MAX_FEATURES < layout.n_channels <= MAX_FEATURE_COLUMNS:
+            # the baselines' sample holds group means: keep some raw rows for V007
+            raw = RawSample.of(xf.reshape(n, -1), offset, raw_rows(layout.n_channels))
     else:
         columns = _channel_columns(xc, masks, offset, layout)
     integral = True
@@ -317,6 +330,8 @@ def profile_block(
         thumbnails=thumbs,
         flagged=flagged,
         perceptual=PerceptualHashes.of(xc, layout.rest, offset) if layout.kind == "image" else None,
+        sentinels=sentinels,
+        raw=raw,
     )
     label_stats = None
     label_hashes = np.zeros(n, dtype=_U)
