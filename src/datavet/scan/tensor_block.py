@@ -249,15 +249,14 @@ def _feature_columns(
     n = len(x)
     native = x.dtype.kind in "biu" or x.dtype in (np.float32, np.float64)
     src = (x if native else xf).reshape(n, -1)
-    xf2 = xf.reshape(n, -1)
     out = {}
     sentinels = []
     for j, name in enumerate(layout.channels):
-        st = ColumnStats.of(name, pa.array(np.ascontiguousarray(src[:, j])), offset)
+        col = np.ascontiguousarray(src[:, j])
+        st = ColumnStats.of(name, pa.array(col), offset)
         st.dtype = layout.dtype
         out[name] = st
-        exact = st.values.counts if st.values.exact else None
-        sentinels.append(sentinel_counts(xf2[:, j], exact))
+        sentinels.append(sentinel_counts(col, st.values.counts if st.values.exact else None))
     return out, np.array(sentinels, dtype=np.int64).reshape(len(out), -1)
 
 

@@ -22,7 +22,7 @@ _SEED = np.uint64(0x5E471E7A11CE5)
 
 
 def sentinel_counts(col: np.ndarray, counts: dict | None = None) -> np.ndarray:
-    """How often each of :data:`SENTINELS` occurs in ``col`` (float64, -0.0 as 0.0), as an
+    """How often each of :data:`SENTINELS` occurs in ``col`` (a column of numbers), as an
     int64 array; ``counts`` is the column's exact value counts when it has them (then free)."""
     if counts is not None:
         return np.array([counts.get(float(v), 0) for v in SENTINELS], dtype=np.int64)
