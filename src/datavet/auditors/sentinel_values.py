@@ -45,6 +45,12 @@ class SentinelValues(Auditor):
     On 2,345 real tables it named 14 columns of 13, among them a PSAT score of 0 (range 20-80),
     houses with 0 baths, "999" for "above 250" and -99 / -999 / 999 missing-value codes.
 
+    Tensors: the features of 2-D feature tensors (``(N, D)`` torch tensors, ``.npy``/``.npz``/
+    ``.pt`` arrays) are checked the same way, named as in the report ('x0', 'x1', ...); there
+    the candidate's rows are counted exactly, and features wider than the baselines' 256 are
+    judged on a sample of raw rows (up to 20,000). Images and sequences are not checked: a 0
+    there is a black pixel or a padded step.
+
     **Why it matters**
     A missing blood pressure written as 0, an unknown year as 9999, "never contacted" as 999
     days: the placeholder is a real number to the model. It drags the mean and the scaling,
