@@ -131,10 +131,11 @@ class SentinelValues(Auditor):
             if present < o["min_rows"]:
                 continue
             floor = max(o["min_rows"], o["min_share"] * present)
-            if tensor is not None:  # (N, F) features: exact counts of the candidates
+            counts: dict = col.values.counts
+            exact = col.values.exact
+            if tensor is not None and tensor.sentinels is not None:
+                # (N, F) features: exact counts of the candidates
                 counts, exact = sentinel_dict(tensor.sentinels[index[col.name]]), True
-            else:
-                counts, exact = col.values.counts, col.values.exact
             candidates = [
                 (v, c)
                 for v, c in counts.items()

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from datavet.scan.hashing import _splitmix
-
 # 0, -1 and +-9...9 with 2 to 15 nines (all exact in float64), sorted for searchsorted
 SENTINELS = np.array(
     sorted({0.0, -1.0} | {s * (10.0**k - 1) for k in range(2, 16) for s in (1.0, -1.0)})
@@ -19,6 +17,14 @@ SENTINELS = np.array(
 RAW_SAMPLE_VALUES = 1_250_000  # raw values kept per split (10 MB of float64)
 MAX_RAW_ROWS = 20_000
 _SEED = np.uint64(0x5E471E7A11CE5)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 (a bijection: distinct rows, distinct priorities)."""
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 def sentinel_counts(col: np.ndarray, counts: dict | None = None) -> np.ndarray:
@@ -59,7 +65,7 @@ class RawSample:
     @classmethod
     def of(cls, x2: np.ndarray, offset: int, capacity: int) -> RawSample:
         rows = np.arange(offset, offset + len(x2), dtype=np.int64)
-        return cls._keep(capacity, rows, _splitmix(rows.astype(np.uint64) ^ _SEED), x2)
+        return cls._keep(capacity, rows, _mix(rows.astype(np.uint64) ^ _SEED), x2)
 
     @classmethod
     def _keep(cls, capacity, rows, priority, values) -> RawSample:
