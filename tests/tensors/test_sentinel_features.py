@@ -99,6 +99,21 @@ def test_counts_stay_exact_over_many_blocks(torch):
     assert f.n_affected == len(rows) and "at least" not in f.message
 
 
+def test_whole_number_features_and_the_test_split(torch):
+    # int64 incomes (thousands of distinct values) with -1 for "unknown", in the test split
+    rng = np.random.default_rng(5)
+    train = np.round(rng.normal(50_000, 5000, (3000, 4))).astype(np.int64)
+    test = np.round(rng.normal(50_000, 5000, (2000, 4))).astype(np.int64)
+    test[::25, 2] = -1
+    y = torch.tensor(rng.integers(0, 2, 3000)), torch.tensor(rng.integers(0, 2, 2000))
+    report = datavet.audit(
+        (torch.tensor(train), y[0]), (torch.tensor(test), y[1]), select="V007", baselines=False
+    )
+    (f,) = report.findings
+    assert (f.split, f.columns, f.n_affected) == ("test", ("x2",), 80)
+    assert f.examples == (0, 25, 50, 75, 100) and f.metrics["value"] == -1
+
+
 def test_numbers_match_the_table_path(torch):
     x, _ = plant(features(integral=True), col=2, value=-99.0, share=0.04)
     y = np.random.default_rng(9).integers(0, 2, len(x))
