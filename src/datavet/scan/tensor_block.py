@@ -20,7 +20,7 @@ from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.profile import Profile
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
 from datavet.scan.tensor_layout import MAX_FEATURE_COLUMNS, Layout
-from datavet.scan.tensor_values import RawSample, raw_rows, sentinel_counts
+from datavet.scan.tensor_values import SENTINELS, RawSample, raw_rows, sentinel_counts
 from datavet.scan.tensors import (
     FLAGGED_THUMBNAILS,
     THUMBNAILS,
@@ -36,6 +36,7 @@ SAMPLE_VALUES = 2_500_000  # pooled feature values kept for the baselines (20 MB
 GRID = 8  # pooled features: an image channel becomes GRID x GRID block means
 MAX_POOLED_CHANNELS = 16
 MAX_FEATURES = 256  # (N, D) inputs wider than this are pooled into this many group means
+NARROW = 64  # (N, D) inputs up to this wide count sentinel values column by column
 
 
 @dataclass(frozen=True)
@@ -250,14 +251,25 @@ def _feature_columns(
     native = x.dtype.kind in "biu" or x.dtype in (np.float32, np.float64)
     src = (x if native else xf).reshape(n, -1)
     out = {}
-    sentinels = []
+    xf2 = xf.reshape(n, -1)
+    whole = any_whole = None
+    if xf2.shape[1] > NARROW:  # short columns: one pass over the block, not one call a column
+        with np.errstate(invalid="ignore"):
+            whole = xf2 == np.rint(xf2)  # sentinel values are whole numbers; measures seldom
+        any_whole = whole.any(axis=0)
+    sentinels = np.zeros((xf2.shape[1], len(SENTINELS)), dtype=np.int64)
     for j, name in enumerate(layout.channels):
         col = np.ascontiguousarray(src[:, j])
         st = ColumnStats.of(name, pa.array(col), offset)
         st.dtype = layout.dtype
         out[name] = st
-        sentinels.append(sentinel_counts(col, st.values.counts if st.values.exact else None))
-    return out, np.array(sentinels, dtype=np.int64).reshape(len(out), -1)
+        if st.values.exact:
+            sentinels[j] = sentinel_counts(col, st.values.counts)
+        elif whole is None:
+            sentinels[j] = sentinel_counts(col)
+        elif any_whole[j]:
+            sentinels[j] = sentinel_counts(xf2[whole[:, j], j])
+    return out, sentinels
 
 
 def _thumbnails(
