@@ -47,9 +47,10 @@ class SentinelValues(Auditor):
 
     Tensors: the features of 2-D feature tensors (``(N, D)`` torch tensors, ``.npy``/``.npz``/
     ``.pt`` arrays) are checked the same way, named as in the report ('x0', 'x1', ...); there
-    the candidate's rows are counted exactly, and features wider than the baselines' 256 are
-    judged on a sample of raw rows (up to 20,000). Images and sequences are not checked: a 0
-    there is a black pixel or a padded step.
+    the candidate's rows are counted exactly, and more than 256 features (the baselines' sample
+    then holds group means) are judged on a sample of raw rows (about 1,250,000 values, at
+    least 1,000 rows). Images and sequences are not checked: a 0 there is a black pixel or a
+    padded step.
 
     **Why it matters**
     A missing blood pressure written as 0, an unknown year as 9999, "never contacted" as 999
