@@ -42,8 +42,8 @@ class SentinelValues(Auditor):
     payment, log(max(1, x)) of nothing) than missing data, and is left alone too; so is a 0
     below values that themselves come close to 0 (the smallest under ``min_zero_gap`` (30%) of
     their median: magnesium in glass, measured from 0.33 with a median of 3.5, can be absent).
-    On 2,345 real tables it named 14 columns in 13 tables, among them a PSAT score of 0 (range 20-80),
-    houses with 0 baths, "999" for "above 250" and -99 / -999 / 999 missing-value codes.
+    On 2,345 real tables it named 14 columns in 13 tables, among them a PSAT score of 0 (range
+    20-80), houses with 0 baths, "999" for "above 250" and -99 / -999 / 999 missing-value codes.
 
     Tensors: the features of 2-D feature tensors (``(N, D)`` torch tensors, ``.npy``/``.npz``/
     ``.pt`` arrays) are checked the same way, named as in the report ('x0', 'x1', ...); there
