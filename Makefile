@@ -15,15 +15,20 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	$(PIP) install --quiet -c $(CONSTRAINTS) -e .
 	touch $@
 
+# The demo's preflight step runs a small PyTorch model: the CPU build pinned in constraints.txt.
+$(VENV)/.installed-torch: $(BIN)/python pyproject.toml $(CONSTRAINTS)
+	$(PIP) install --quiet -c $(CONSTRAINTS) -e ".[torch]"
+	touch $@ $(VENV)/.installed
+
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	$(PIP) install --quiet -c $(CONSTRAINTS) -e ".[dev,torch,dask,spark,polars,hf]"
-	touch $@ $(VENV)/.installed
+	touch $@ $(VENV)/.installed $(VENV)/.installed-torch
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # The planted table must fail (exit 1) and the clean one pass (exit 0); anything else stops make.
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed-torch
 	@mkdir -p reports
 	@echo "== datavet audit sample_data/planted_train.csv --test sample_data/planted_test.csv --target label"
 	@$(BIN)/datavet audit sample_data/planted_train.csv --test sample_data/planted_test.csv \

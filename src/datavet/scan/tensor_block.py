@@ -19,7 +19,8 @@ from datavet.scan.moments import Moments
 from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.profile import Profile
 from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS, Reservoir
-from datavet.scan.tensor_layout import Layout
+from datavet.scan.tensor_layout import MAX_FEATURE_COLUMNS, Layout
+from datavet.scan.tensor_values import SENTINELS, RawSample, raw_rows, sentinel_counts
 from datavet.scan.tensors import (
     FLAGGED_THUMBNAILS,
     THUMBNAILS,
@@ -35,6 +36,7 @@ SAMPLE_VALUES = 2_500_000  # pooled feature values kept for the baselines (20 MB
 GRID = 8  # pooled features: an image channel becomes GRID x GRID block means
 MAX_POOLED_CHANNELS = 16
 MAX_FEATURES = 256  # (N, D) inputs wider than this are pooled into this many group means
+NARROW = 64  # (N, D) inputs up to this wide count sentinel values column by column
 
 
 @dataclass(frozen=True)
@@ -239,17 +241,35 @@ def _channel_columns(
     return out
 
 
-def _feature_columns(x: np.ndarray, xf: np.ndarray, offset: int, layout: Layout) -> dict:
-    """(N, D) inputs: each column exactly as a table column would be profiled."""
+def _feature_columns(
+    x: np.ndarray, xf: np.ndarray, offset: int, layout: Layout
+) -> tuple[dict, np.ndarray]:
+    """(N, D) inputs: each column exactly as a table column would be profiled, and each
+    column's exact counts of the sentinel-shaped values (free when the column's value counts
+    are exact, else one pass over the column's whole numbers)."""
     n = len(x)
     native = x.dtype.kind in "biu" or x.dtype in (np.float32, np.float64)
     src = (x if native else xf).reshape(n, -1)
     out = {}
+    xf2 = xf.reshape(n, -1)
+    whole = any_whole = None
+    if xf2.shape[1] > NARROW:  # short columns: one pass over the block, not one call a column
+        with np.errstate(invalid="ignore"):
+            whole = xf2 == np.rint(xf2)  # sentinel values are whole numbers; measures seldom
+        any_whole = whole.any(axis=0)
+    sentinels = np.zeros((xf2.shape[1], len(SENTINELS)), dtype=np.int64)
     for j, name in enumerate(layout.channels):
-        st = ColumnStats.of(name, pa.array(np.ascontiguousarray(src[:, j])), offset)
+        col = np.ascontiguousarray(src[:, j])
+        st = ColumnStats.of(name, pa.array(col), offset)
         st.dtype = layout.dtype
         out[name] = st
-    return out
+        if st.values.exact:
+            sentinels[j] = sentinel_counts(col, st.values.counts)
+        elif whole is None:
+            sentinels[j] = sentinel_counts(col)
+        elif any_whole[j]:
+            sentinels[j] = sentinel_counts(xf2[whole[:, j], j])
+    return out, sentinels
 
 
 def _thumbnails(
@@ -285,8 +305,12 @@ def profile_block(
         fin = ~(nan | pinf | ninf)
         if not nan.any():
             nan = None
+    sentinels = raw = None
     if layout.kind == "features":
-        columns = _feature_columns(x, xf, offset, layout)
+        columns, sentinels = _feature_columns(x, xf, offset, layout)
+        if MAX_FEATURES < layout.n_channels <= MAX_FEATURE_COLUMNS:
+            # the baselines' sample holds group means: keep some raw rows for V007
+            raw = RawSample.of(xf.reshape(n, -1), offset, raw_rows(layout.n_channels))
     else:
         columns = _channel_columns(xc, masks, offset, layout)
     integral = True
@@ -317,6 +341,8 @@ def profile_block(
         thumbnails=thumbs,
         flagged=flagged,
         perceptual=PerceptualHashes.of(xc, layout.rest, offset) if layout.kind == "image" else None,
+        sentinels=sentinels,
+        raw=raw,
     )
     label_stats = None
     label_hashes = np.zeros(n, dtype=_U)

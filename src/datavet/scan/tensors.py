@@ -36,6 +36,7 @@ import numpy as np
 
 from datavet.scan.perceptual import PerceptualHashes
 from datavet.scan.tensor_layout import MAX_CHANNELS, MAX_FEATURE_COLUMNS, Layout, resolve_layout
+from datavet.scan.tensor_values import RawSample
 
 THUMBNAILS = 6  # the first samples shown in the report
 FLAGGED_THUMBNAILS = 2  # and the first samples holding NaN or inf
@@ -159,6 +160,9 @@ class TensorStats:
     thumbnails: tuple[Thumbnail, ...] = ()  # the first samples (image layouts only)
     flagged: tuple[Thumbnail, ...] = ()  # the first samples holding NaN or inf
     perceptual: PerceptualHashes | None = None  # images: near-duplicate hashes (T002)
+    # (N, F) features only (scan/tensor_values.py): per feature, exact counts of SENTINELS
+    sentinels: np.ndarray | None = None  # int64 (F, len(SENTINELS))
+    raw: RawSample | None = None  # raw rows, when the baselines' sample holds group means
 
     def merge(self, other: TensorStats) -> TensorStats:
         if other.layout != self.layout:
@@ -179,6 +183,16 @@ class TensorStats:
                 self.perceptual.merge(other.perceptual)
                 if self.perceptual is not None
                 else other.perceptual
+            ),
+            sentinels=(
+                self.sentinels + other.sentinels
+                if self.sentinels is not None and other.sentinels is not None
+                else None
+            ),
+            raw=(
+                self.raw.merge(other.raw)
+                if self.raw is not None and other.raw is not None
+                else None
             ),
         )
 

@@ -16,7 +16,6 @@ that does not parse is kept as it is.
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import datetime as _dt
 import json
@@ -28,13 +27,35 @@ from typing import Any
 
 from datavet import outputs
 from datavet.errors import InputError, UsageError
+from datavet.journal.configs import config_diff, load_config
+from datavet.journal.entries import (
+    DEFAULT_NAME,
+    _code,
+    _fields,
+    entry_warnings,
+    late_prediction,
+    n_changes,
+)
+from datavet.journal.markdown import _change_text, render_markdown  # noqa: F401 (the CLI)
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib
+__all__ = [
+    "DEFAULT_NAME",
+    "ENV",
+    "SCHEMA",
+    "VERDICTS",
+    "Journal",
+    "config_diff",
+    "default_path",
+    "entry_warnings",
+    "is_journal",
+    "is_journal_view",
+    "late_prediction",
+    "load_config",
+    "n_changes",
+    "render_markdown",
+]
 
-DEFAULT_NAME = "datavet-journal.jsonl"
+
 ENV = "DATAVET_JOURNAL"
 VERDICTS = ("confirmed", "refuted", "unclear")
 SCHEMA = 1
@@ -48,108 +69,6 @@ def default_path() -> Path:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-# --------------------------------------------------------------------------------------------
-# config diffs
-
-
-MAX_CONFIG_BYTES = 16 * 1024 * 1024
-MAX_SETTINGS = 100_000  # flattened keys; a YAML alias bomb expands past this at once
-MAX_DEPTH = 64
-
-
-def _flatten(obj: Any, source: str = "config") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``, iteratively, after :func:`_check_size`."""
-    _check_size(obj, source)
-    out: dict[str, Any] = {}
-    stack: list[tuple[Any, str]] = [(obj, "")]
-    while stack:
-        item, prefix = stack.pop()
-        if isinstance(item, Mapping):
-            stack.extend((v, f"{prefix}{k}.") for k, v in reversed(item.items()))
-        else:
-            out[prefix[:-1]] = item
-    return out
-
-
-def _check_size(obj: Any, source: str) -> None:
-    """Refuse data that expands past MAX_SETTINGS values or nests past MAX_DEPTH, counting
-    repeats: YAML aliases make a small file expand exponentially (billion laughs) when it is
-    compared or written out, so the expansion is counted first, iteratively and bounded."""
-    stack: list[tuple[Any, int]] = [(obj, 0)]
-    seen = 0
-    while stack:
-        item, depth = stack.pop()
-        seen += 1
-        if seen > MAX_SETTINGS:
-            raise InputError(
-                source, f"expands to more than {MAX_SETTINGS:,} values (YAML aliases?)"
-            )
-        if depth > MAX_DEPTH:
-            raise InputError(source, f"nests settings deeper than {MAX_DEPTH} levels")
-        if isinstance(item, Mapping):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend((v, depth + 1) for v in item)
-
-
-def load_config(path: str | os.PathLike) -> dict[str, Any]:
-    """A config file as flat ``{"optimizer.lr": 0.01, ...}``: JSON, TOML, YAML (when PyYAML is
-    installed), INI/CFG, or ``key=value`` lines."""
-    from datavet._io import TooLarge, read_bounded
-
-    p = Path(path)
-    try:
-        text = read_bounded(p, MAX_CONFIG_BYTES).decode("utf-8")
-    except FileNotFoundError:
-        raise InputError(str(p), "no such file") from None
-    except TooLarge as exc:
-        raise InputError(str(p), f"{exc}: not a config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(str(p), f"cannot be read ({exc})") from None
-    suffix = p.suffix.lower()
-    yaml_error: tuple[type[BaseException], ...] = ()
-    try:
-        if suffix == ".json":
-            data = json.loads(text)
-        elif suffix == ".toml":
-            data = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            try:
-                import yaml
-            except ImportError:
-                raise InputError(str(p), "reading YAML needs PyYAML (pip install pyyaml)") from None
-            yaml_error = (yaml.YAMLError,)
-            data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - the safe loader
-        elif suffix in (".ini", ".cfg"):
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.read_string(text)
-            data = {s: dict(parser[s]) for s in parser.sections()}
-        else:
-            data = {}
-            for line in text.splitlines():
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                if "=" not in line:
-                    raise ValueError(f"line {line!r} is not key=value")
-                k, v = line.split("=", 1)
-                data[k.strip()] = v.strip()
-    except (ValueError, tomllib.TOMLDecodeError, configparser.Error, *yaml_error) as exc:
-        problem = " ".join(str(exc).split())[:300]
-        raise InputError(str(p), f"is not a config file datavet can read ({problem})") from None
-    except RecursionError:
-        raise InputError(str(p), f"nests settings deeper than {MAX_DEPTH} levels") from None
-    if not isinstance(data, Mapping):
-        raise InputError(str(p), "does not hold a mapping of settings")
-    return _flatten(data, str(p))
-
-
-def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list]:
-    """``{key: [old, new]}`` for every key whose value differs (None where a side lacks it)."""
-    keys = list(dict.fromkeys([*old, *new]))
-    return {k: [old.get(k), new.get(k)] for k in keys if old.get(k) != new.get(k)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -429,135 +348,3 @@ class Journal:
                 scored.append((len(matched), score, e["id"], e))
         scored.sort(key=lambda s: (-s[0], -s[1], -s[2]))
         return [s[3] for s in scored]
-
-
-def _code(key: str) -> str:
-    """A rule code or name (``C002``, ``loss-divergence``, ``V001``, ``M002``) -> its code."""
-    from datavet.rules import lookup
-
-    return lookup(key.strip()).code
-
-
-def _rule(code: str):
-    from datavet.rules import lookup
-
-    try:
-        return lookup(code)
-    except UsageError:
-        return None
-
-
-def late_prediction(entry: dict) -> str | None:
-    """A warning when the entry's run log (``--run PATH``) was last written before its
-    prediction: the run had finished when the prediction was written."""
-    run, at = entry.get("run"), entry.get("predicted_at")
-    if not run or not at:
-        return None
-    try:
-        mtime = Path(run).stat().st_mtime
-        predicted = _dt.datetime.fromisoformat(at).timestamp()
-    except (OSError, ValueError):
-        return None
-    if mtime < predicted - 1:  # the timestamps are to the second
-        return (
-            f"entry {entry['id']}: the run's log {run} was last written before the prediction "
-            f"({at}): a prediction written once the result exists is not a prediction"
-        )
-    return None
-
-
-def _fields(e: dict) -> dict[str, str]:
-    names = []
-    for code in e.get("codes") or ():
-        rule = _rule(str(code))
-        names.append(f"{code} {rule.name} {rule.summary}" if rule else str(code))
-    result = e.get("result") or {}
-    config = e.get("config_diff") or {}
-    return {
-        "symptom": (e.get("symptom") or "").lower(),
-        "codes": " ".join(names).lower(),
-        "hypothesis": (e.get("hypothesis") or "").lower(),
-        "observed": (result.get("observed") or "").lower(),
-        "changes": " ".join([*(e.get("changes") or []), *config]).lower(),
-        "prediction": (e.get("prediction") or "").lower(),
-    }
-
-
-def n_changes(entry: dict) -> int:
-    return max(len(entry.get("changes") or []), len(entry.get("config_diff") or {}))
-
-
-def entry_warnings(entry: dict) -> list[str]:
-    out = []
-    n = n_changes(entry)
-    if n > 1:
-        what = entry.get("changes") or []
-        keys = list(entry.get("config_diff") or {})
-        listed = "; ".join(what) if len(what) >= len(keys) else ", ".join(keys)
-        out.append(
-            f"entry {entry['id']} changes {n} things ({listed}): if the run works you will not "
-            "know which was needed. Change one thing at a time: one entry per change."
-        )
-    if not entry.get("prediction"):
-        out.append(
-            f"entry {entry['id']} has no prediction yet: write it before you run "
-            f"(datavet journal predict {entry['id']} --predict ...)."
-        )
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Markdown
-
-
-def _cell(text: Any) -> str:
-    """Entry text in a table cell: no pipe, no line break, no raw HTML."""
-    s = "" if text is None else str(text)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return s.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-
-
-def _change_text(e: dict) -> str:
-    parts = list(e.get("changes") or [])
-    for key, (old, new) in (e.get("config_diff") or {}).items():
-        parts.append(f"{key}: {json.dumps(old)} -> {json.dumps(new)}")
-    text = "; ".join(parts)
-    n = n_changes(e)
-    return f"**{n} changes** (one at a time!): {text}" if n > 1 else text
-
-
-def render_markdown(entries: list[dict], *, source: str = DEFAULT_NAME) -> str:
-    lines = [
-        "# Debugging journal",
-        "",
-        f"Generated by datavet from `{_cell(source)}`; change it with `datavet journal`, not "
-        "here. One change per entry; the prediction is written before the result.",
-        "",
-        "| # | date | symptom | hypothesis | change | prediction | result |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for e in entries:
-        symptom = e.get("symptom") or ""
-        if e.get("codes"):
-            symptom = f"{symptom} ({', '.join(e['codes'])})".strip()
-        res = e.get("result")
-        if res is None:
-            result = "*open*" if e.get("prediction") else "*no prediction yet*"
-        else:
-            result = (f"{res['verdict']}: " if res.get("verdict") else "") + res["observed"]
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    str(e["id"]),
-                    _cell((e.get("created") or "")[:10]),
-                    _cell(symptom),
-                    _cell(e.get("hypothesis")),
-                    _cell(_change_text(e)),
-                    _cell(e.get("prediction") or ""),
-                    _cell(result),
-                ]
-            )
-            + " |"
-        )
-    return "\n".join(lines) + "\n"
