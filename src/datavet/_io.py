@@ -15,7 +15,7 @@ from pathlib import Path
 _TEMP = re.compile(r"\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp")
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     """Write to a temporary file beside ``path`` and rename it into place: readers never see a
     half-written report, and a failure leaves any previous file intact.
 
@@ -39,8 +39,12 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
     )
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
         os.chmod(tmp, _mode(path))  # mkstemp makes 0600; a report is as readable as any file
         os.replace(tmp, path)
     except BaseException:
@@ -48,7 +52,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         raise
 
 
-def write_in_place(path: str | os.PathLike, text: str, *, truncate: bool = False) -> None:
+def write_in_place(path: str | os.PathLike, text: str | bytes, *, truncate: bool = False) -> None:
     """Open ``path`` for writing without creating or renaming anything and write ``text`` whole:
     a device stays a device. A FIFO nobody reads is an error (ENXIO), not a hang."""
     flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
@@ -60,7 +64,7 @@ def write_in_place(path: str | os.PathLike, text: str, *, truncate: bool = False
             import fcntl
 
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        data = memoryview(text.encode("utf-8"))
+        data = memoryview(text if isinstance(text, bytes) else text.encode("utf-8"))
         while data:
             n = os.write(fd, data)
             data = data[n:]

@@ -265,6 +265,19 @@ def _fresh(outputs: Outputs, path) -> bool:
     return path != STDOUT and os.path.realpath(path) not in outputs.named
 
 
+def write_bytes(path, data: bytes) -> None:
+    """Binary content (a saved tensor snapshot): a device, FIFO or ``/dev/...`` name in place; a
+    regular file atomically (through a symbolic link). Never standard output."""
+    path = os.fspath(path)
+    try:
+        if _under_dev(path) and os.path.exists(path):
+            write_in_place(path, data, truncate=True)
+            return
+        write_atomic(path, data)
+    except OSError as exc:
+        raise OutputError(_shown(path), f"cannot be written ({exc.strerror or exc})") from None
+
+
 def write_text(path, text: str) -> None:
     """The write itself: ``-`` and the file on standard output go to ``sys.stdout``; a device,
     FIFO or ``/dev/...`` name in place; a regular file atomically (through a symbolic link)."""

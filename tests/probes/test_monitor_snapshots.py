@@ -176,6 +176,65 @@ def test_first_nonfinite_step_is_saved_and_replays_through_probe(tmp_path):
     assert finding(r, "M004").examples == (2,)
 
 
+def _nonfinite_run(path) -> GradientMonitor:
+    torch.manual_seed(0)
+    model = LogModel()
+    monitor = GradientMonitor(save_nonfinite=path)
+    for i in range(3):
+        x = torch.rand(8, 3) + 0.1
+        if i == 1:
+            x[2, 0] = 0.0
+        loss = nn.functional.mse_loss(model(x), torch.zeros(8, 1))
+        model.zero_grad()
+        loss.backward()
+        monitor.step(model, loss=loss, batch=(x,))
+    return monitor
+
+
+def test_a_file_that_is_not_a_snapshot_is_never_replaced(tmp_path):
+    """The snapshot path is checked when the monitor is made: a user's file (a checkpoint) there
+    is refused, and left byte for byte as it was."""
+    import hashlib
+
+    from datavet.errors import OutputError
+
+    path = tmp_path / "model.pt"
+    torch.save({"weights": torch.ones(3)}, path)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(OutputError, match="delete it, or choose another path"):
+        GradientMonitor(save_nonfinite=path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    with pytest.raises(datavet.UsageError, match="file path"):
+        GradientMonitor(save_nonfinite="-")
+
+
+def test_a_snapshot_of_an_earlier_run_is_replaced(tmp_path):
+    path = tmp_path / "nonfinite.pt"
+    assert _nonfinite_run(path).saved == str(path)
+    assert _nonfinite_run(path).saved == str(path)  # the rerun may replace its own snapshot
+    assert GradientMonitor.load_saved(path)["step"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["nonfinite.pt"]  # no temporary left
+
+
+def test_a_fifo_stays_a_fifo(tmp_path):
+    """A path that is not a regular file (a FIFO here; /dev/null alike) is written in place, never
+    renamed over (the snapshot is small: it fits the pipe's buffer, read after the run)."""
+    import os
+    import stat
+
+    fifo = tmp_path / "snapshot.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        monitor = _nonfinite_run(fifo)
+        data = os.read(reader, 1 << 16)
+    finally:
+        os.close(reader)
+    assert monitor.saved == str(fifo)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert data[:2] == b"PK"  # torch.save's zip archive came through the pipe
+
+
 def test_without_a_nonfinite_step_nothing_is_saved(tmp_path):
     path = tmp_path / "nonfinite.pt"
     monitor = train(lambda p: torch.optim.Adam(p, lr=1e-3), save_nonfinite=path)

@@ -301,7 +301,7 @@ class GradientMonitor:
             )
         self.clip_norm = None if clip_norm is None else float(clip_norm)
         self.update_ratio = bool(update_ratio)
-        self.save_nonfinite = save_nonfinite
+        self.save_nonfinite = None if save_nonfinite is None else _claim(save_nonfinite)
         self.saved: str | None = None  # the file the first non-finite step was saved to
         self._watch_activations = bool(activations)
         self._ratio_ref: tuple | None = None  # (label, names, weight copies, their norms)
@@ -436,17 +436,21 @@ class GradientMonitor:
         self._hooked = model
 
     def _save(self, torch, model, label, batch) -> None:
-        import os
+        import io
 
-        path = os.fspath(self.save_nonfinite)
+        from datavet.outputs import write_bytes
+
         state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-        payload = {"step": label, "model": state, "batch": _to_cpu(torch, batch)}
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        tmp = f"{path}.tmp"
-        torch.save(payload, tmp)
-        os.replace(tmp, path)
-        self.saved = path
+        payload = {
+            "format": SNAPSHOT_FORMAT,
+            "step": label,
+            "model": state,
+            "batch": _to_cpu(torch, batch),
+        }
+        buf = io.BytesIO()
+        torch.save(payload, buf)
+        write_bytes(self.save_nonfinite, buf.getvalue())  # atomic; a device stays a device
+        self.saved = self.save_nonfinite
 
     @staticmethod
     def load_saved(path) -> dict:
@@ -976,3 +980,41 @@ def _to_cpu(torch, obj):
 
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else math.nan
+
+
+SNAPSHOT_FORMAT = "datavet-nonfinite-step/1"
+
+
+def _claim(path) -> str:
+    """``save_nonfinite``'s path under the output policy, checked when the monitor is made: never
+    over a file that is not a snapshot the monitor saved (delete it or choose another path)."""
+    import os
+
+    from datavet.errors import OutputError
+    from datavet.outputs import Outputs
+
+    if os.fspath(path) == "-":
+        raise UsageError("GradientMonitor: save_nonfinite needs a file path, not -")
+    try:
+        return Outputs().claim(
+            "save_nonfinite", path, owned=_is_snapshot, what="non-finite step snapshot"
+        )
+    except OutputError as exc:
+        raise OutputError(
+            exc.path,
+            exc.problem.replace("pass --force to replace it", "delete it"),
+        ) from None
+
+
+def _is_snapshot(path) -> bool:
+    """Whether ``path`` is a snapshot a GradientMonitor saved (its pickle names the format)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if info.filename.endswith("data.pkl") and info.file_size < 1 << 20:
+                    return SNAPSHOT_FORMAT.encode() in archive.read(info)
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+    return False
