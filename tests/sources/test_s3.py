@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +14,8 @@ import pytest
 import datavet
 from datavet.cli import main
 
+from . import object_stores as store
+
 ROOT = Path(__file__).resolve().parents[2]
 BUCKET = "datavet-test"
 ENV = {
@@ -25,21 +24,6 @@ ENV = {
     "AWS_REGION": "us-east-1",
     "AWS_EC2_METADATA_DISABLED": "true",
 }
-
-
-def frame(n: int = 200, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame(
-        {"x": rng.normal(size=n).round(3), "y": rng.integers(0, 5, n), "label": np.arange(n) % 2}
-    )
-    df.loc[3, "x"] = np.nan
-    return df
-
-
-def _parquet_bytes(df: pd.DataFrame, **kw) -> bytes:
-    buf = io.BytesIO()
-    df.to_parquet(buf, index=False, **kw)
-    return buf.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +42,11 @@ def s3():
     try:
         client = boto3.client("s3", endpoint_url=endpoint)
         client.create_bucket(Bucket=BUCKET)
-        train, test = frame(), frame(80, seed=1)
-        test.iloc[:10] = train.iloc[50:60].to_numpy()  # 10 copied rows
+        train, test = store.splits()
         objects = {
-            "train.parquet": _parquet_bytes(train, row_group_size=64),
-            "test.parquet": _parquet_bytes(test),
-            "train.csv": train.to_csv(index=False).encode(),
+            **store.objects(train, test),
             "test.csv.gz": __import__("gzip").compress(test.to_csv(index=False).encode()),
-            "hive/train/site=A/part-0.parquet": _parquet_bytes(train.iloc[:100]),
-            "hive/train/site=B/part-0.parquet": _parquet_bytes(train.iloc[100:]),
             "hive/train/_SUCCESS": b"",
-            "hive/test/site=C/part-0.parquet": _parquet_bytes(train.iloc[:100]),
         }
         for key, body in objects.items():
             client.put_object(Bucket=BUCKET, Key=key, Body=body)
@@ -87,36 +65,23 @@ def url(key: str) -> str:
 
 
 def summary(report) -> list[tuple]:
-    return [(f.code, f.split, f.columns, f.n_affected, f.examples) for f in report.findings]
+    return store.summary(report)
 
 
 def test_parquet_objects_audit_like_the_local_frames(s3):
-    got = datavet.audit(url("train.parquet"), url("test.parquet"), target="label")
-    want = datavet.audit(s3["train"], s3["test"], target="label")
-    assert summary(got) == summary(want)
-    assert any(f.code == "S001" and f.n_affected >= 10 for f in got.findings)
-    assert got.to_dict()["datasets"]["train"]["rows"] == 200
+    store.check_parquet_like_local(url, s3["train"], s3["test"])
 
 
 def test_csv_objects_plain_and_gzipped(s3):
-    got = datavet.audit(url("train.csv"), url("test.csv.gz"), target="label")
-    want = datavet.audit(s3["train"], s3["test"], target="label")
-    assert [s[0] for s in summary(got)] == [s[0] for s in summary(want)]
-    assert any(f.code == "S001" and f.n_affected >= 10 for f in got.findings)
+    store.check_csv_like_local(url("train.csv"), url("test.csv.gz"), s3["train"], s3["test"])
 
 
 def test_hive_partitioned_prefix(s3):
-    report = datavet.audit(url("hive/train"), url("hive/test/"), target="label")
-    columns = [c["name"] for c in report.to_dict()["datasets"]["train"]["columns"]]
-    assert "site" in columns
-    # the test rows are train's first 100 rows, but in partition site=C: not copies
-    assert "S001" not in {f.code for f in report.findings}
-    assert report.to_dict()["datasets"]["train"]["rows"] == 200
+    store.check_hive_prefix(url)
 
 
 def test_glob_on_s3(s3):
-    report = datavet.audit(url("hive/*/site=*/*.parquet"), target="label", select=["V001"])
-    assert report.to_dict()["datasets"]["train"]["rows"] == 300
+    store.check_glob(url)
 
 
 def test_cli_reads_s3_urls(s3, capsys):
@@ -127,14 +92,7 @@ def test_cli_reads_s3_urls(s3, capsys):
 
 
 def test_cli_in_a_fresh_process_configured_by_environment_only(s3):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "datavet", "audit", url("train.parquet"), "--test",
-         url("test.parquet"), "--target", "label", "--format", "json"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 1, proc.stderr
-    assert '"S001"' in proc.stdout
+    store.check_fresh_cli(url)
 
 
 @pytest.mark.parametrize(
@@ -146,12 +104,7 @@ def test_cli_in_a_fresh_process_configured_by_environment_only(s3):
     ],
 )
 def test_missing_object_or_bucket_is_a_one_line_error(s3, capsys, target, pattern):
-    code = main(["audit", target, "--target", "label"])
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "" and "Traceback" not in err
-    (line,) = err.splitlines()
-    assert line.startswith("datavet: error:") and target in line
-    assert re.search(pattern, line, re.IGNORECASE), line
+    store.check_one_line_error(capsys, target, pattern)
 
 
 def test_dask_engine_on_an_s3_prefix(s3):
@@ -180,7 +133,7 @@ def test_reads_are_ranged_not_a_download(s3):
     from datavet.sources import open_source
 
     big = pd.DataFrame(np.random.default_rng(0).normal(size=(20_000, 8)), columns=list("abcdefgh"))
-    body = _parquet_bytes(big, row_group_size=5000)
+    body = store.parquet_bytes(big, row_group_size=5000)
     import boto3
 
     boto3.client("s3", endpoint_url=s3["endpoint"]).put_object(
