@@ -79,6 +79,17 @@ class ProbeContext:
         model.train(train)
         return model
 
+    def train_step_copy(self):
+        """(a train-mode copy, its trainable ``(name, parameter)`` pairs) for a probe that runs
+        the user's ``train_step``; Skip when there is no step or nothing to train."""
+        if self.train_step is None:
+            raise Skip("no train_step given (pass train_step=fn(model, optimizer, batch))")
+        model = self.copy(train=True)
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        if not named:
+            raise Skip("the model has no trainable parameter")
+        return model, named
+
     def forward(self, model, inputs=None):
         inputs = self.inputs if inputs is None else inputs
         if isinstance(inputs, dict):

@@ -52,12 +52,7 @@ class StaleGradients(Probe):
     def check(self, ctx: ProbeContext):
         import torch
 
-        if ctx.train_step is None:
-            raise Skip("no train_step given (pass train_step=fn(model, optimizer, batch))")
-        model = ctx.copy(train=True)
-        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-        if not named:
-            raise Skip("the model has no trainable parameter")
+        model, named = ctx.train_step_copy()
         params = [p for _, p in named]
         if ctx.optimizer_factory is not None:
             opt = ctx.optimizer_factory(params)
