@@ -1215,6 +1215,19 @@ def main() -> None:
             peer_notes[name] = why
             print(f"  {name}: {why}", flush=True)
     results = []
+
+    def save() -> None:
+        write_results(
+            args.output,
+            results,
+            info,
+            args,
+            command,
+            peer_notes,
+            started,
+            (load0, os.getloadavg()[0]),
+        )
+
     args.workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench_compare_", dir=args.workdir) as tmp:
         if args.datavet_ref:
@@ -1223,16 +1236,7 @@ def main() -> None:
             info["git"] = f"commit {commit} ({args.datavet_ref}), src/ extracted with git archive"
         for rows in args.rows:
             results.append(bench_size(rows, args, Path(tmp), peer_pythons, reused_peers))
-            write_results(
-                args.output,
-                results,
-                info,
-                args,
-                command,
-                peer_notes,
-                started,
-                (load0, os.getloadavg()[0]),
-            )
+            save()  # after each size: a long run keeps what it measured
     if args.dask and args.data_dir:
         args.dask_json = args.workdir / "bench_dask.json"
         subprocess.run(
@@ -1250,16 +1254,7 @@ def main() -> None:
         args.extra["dask"] = json.loads(args.dask_json.read_text())
     if args.cold:
         args.extra["cold"] = cold_targets()
-    write_results(
-        args.output,
-        results,
-        info,
-        args,
-        command,
-        peer_notes,
-        started,
-        (load0, os.getloadavg()[0]),
-    )
+    save()
     print(f"\nwrote {args.output}")
     for what, measured, met in targets(results, args.extra):
         mark = "n/a    " if met is None else ("MET    " if met else "NOT MET")
