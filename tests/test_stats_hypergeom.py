@@ -236,6 +236,48 @@ def test_the_window_is_a_few_tens_of_sd_not_the_support(monkeypatch):
     assert sum(cells) <= np.sum(12 * sd + 2 * st._BLOCK)  # the support: min(n, N) ~ 6e6 each
 
 
+def _mode(M, n, N):
+    return (n + 1) * (N + 1) // (M + 2)
+
+
+@pytest.mark.parametrize(
+    ("M", "n", "N", "below_mode"),
+    [
+        (1000, 300, 500, 0),
+        (120_000_000, 3_600_000, 50_000_000, 0),
+        (120_000_000, 3_600_000, 50_000_000, 3_800),  # ~3 sd below
+        (200_000_000, 100_000_000, 100_000_000, 0),  # sd ~ 3,536: the widest here
+        (100_000_000, 2_000, 1_000_000, 0),  # mean 20: a Poisson-like skew
+        (100_000_000, 2_000, 99_000_000, 0),  # its mirror, as an upper tail is summed
+    ],
+)
+def test_what_a_window_leaves_out_is_below_the_drop(monkeypatch, M, n, N, below_mode):
+    a = _mode(M, n, N) - below_mode
+    blocks = []
+    spy = st._Draws._blocks
+
+    def seen(self, a_, owner, block, log_head, work):
+        blocks.extend(block.tolist())
+        return spy(self, a_, owner, block, log_head, work)
+
+    monkeypatch.setattr(st._Draws, "_blocks", seen)
+    st._Draws(M, n, np.array([N])).lower_sums(np.array([a]))
+    width = (max(blocks) + 1) * st._BLOCK
+    lo = max(0, N - (M - n))
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        term, rest, i = Decimal(1), Decimal(0), a  # P(X = i) / P(X = a)
+        while i > lo:
+            term *= Decimal(i * (M - n - N + i)) / Decimal((n - i + 1) * (N - i + 1))
+            i -= 1
+            if i < a - width + 1:
+                rest += term
+                if term < rest * Decimal("1e-30"):
+                    break
+    assert rest <= Decimal(st._TAIL_DROP)
+    assert width <= 16 * math.sqrt(N * (n / M) * (1 - n / M) * (M - N) / (M - 1)) + st._BLOCK
+
+
 def test_a_short_first_window_is_grown_until_the_rest_is_negligible(monkeypatch):
     M, n, N = 120_000_000, 3_600_000, 50_000_000
     x = np.array([1_499_000, 1_500_000, 1_501_000, 1_502_000])  # sd ~ 1,280 around 1.5e6

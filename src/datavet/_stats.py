@@ -268,20 +268,22 @@ def chi2_contingency(observed, correction: bool = False):
 #
 # A tail: the pmf is log-concave. r(i) = P(X = i - 1) / P(X = i)
 #     = i (M - n - N + i) / ((n - i + 1)(N - i + 1))
-# grows with i (numerator up, denominator down) and is <= 1 exactly when
+# grows with i over the support (numerator up, denominator down) and is <= 1 exactly when
 # i <= mode = floor((n + 1)(N + 1) / (M + 2)). So from an anchor a <= mode the terms
 # P(X = a - k) fall as k grows, each step by a ratio no larger than the one before. If a window
 # of L terms ends at a term t, the next ratio being r < 1, everything beyond it sums to at most
-# t (r + r^2 + ...) = t r / (1 - r) (the later ratios are smaller still). The window is grown
-# until that bound is below 1e-40 of the anchor term (the largest), so a tail sum is exact to
-# rounding. Its first guess comes from the normal shape (sigma^2 = N (n/M)(1 - n/M)(M - N)/(M - 1),
-# a term at k below an anchor d below the mean at most exp(-(k^2 + 2kd) / (2 sigma^2)) of it),
-# so a window is a few tens of sigma at most: the cost is queries x window, not x support.
-# P(X <= x) is summed down from x when x <= mode, else it is 1 - P(X >= x + 1), summed up from
-# x + 1 (as P(Y <= n - x - 1) of Y = n - X, the class rows left undrawn, hypergeometric with
-# M - N drawn); the sum that is computed is never the one near 1.
-# Within a window, terms come from running products of r over blocks of _BLOCK cells, each block
-# started from its own saddle-point value (the products add ~2 ulps a cell: 1e-14 at most).
+# t (r + r^2 + ...) = t r / (1 - r), the later ratios being smaller still. That bound is
+# computed for every query, and a window is widened until it is below _TAIL_DROP (1e-20) of the
+# anchor term, the largest: 1e4 times below the rounding of the sum, so the sum is exact to
+# rounding. The first width is the normal shape's (sigma^2 = N (n/M)(1 - n/M)(M - N)/(M - 1): a
+# term k below an anchor d below the mean is about exp(-(k^2 + 2kd) / (2 sigma^2)) of it), at
+# most ~10 sigma; a skewed tail that needs more is widened by a quarter at a time. The cost is
+# queries x (a few tens of sigma), never queries x support.
+# P(X <= x) is summed down from x when x <= mode, else it is 1 - P(X >= x + 1), with P(X >= x)
+# summed up from x as P(Y <= n - x) of Y = n - X (the class rows left undrawn: hypergeometric
+# with M - N drawn). The sum computed is never the one near 1, and it gives P(X >= x) as well.
+# Within a window the terms are running products of r over blocks of _BLOCK cells, each block
+# started from its own saddle-point value: at most ~2 ulps a cell, 1.4e-14 at the block's end.
 
 _SFERR = np.array(
     [
