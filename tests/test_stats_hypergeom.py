@@ -287,6 +287,17 @@ def test_a_short_first_window_is_grown_until_the_rest_is_negligible(monkeypatch)
     assert all(close(g, w) for g, w in zip(got, want))
 
 
+def test_chunks_and_batches_do_not_change_the_sums(monkeypatch):
+    table = _positions(1_200_000, 0.03, shift=0.004)
+    M, n = int(table.sum()), int(table[:, 0].sum())
+    x, N = np.cumsum(table[:, 0])[:-1], np.cumsum(table.sum(axis=1))[:-1]
+    whole = st.hypergeom.tails(x, M, n, N)
+    monkeypatch.setattr(st, "_BATCH_BLOCKS", 5)  # a few queries a batch
+    monkeypatch.setattr(st, "_CELLS", 3 * st._BLOCK)  # three blocks a chunk
+    for ours, want in zip(st.hypergeom.tails(x, M, n, N), whole):
+        assert np.allclose(ours, want, rtol=1e-15, atol=0)
+
+
 # -- properties ------------------------------------------------------------------------------
 
 

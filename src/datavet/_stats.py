@@ -310,6 +310,7 @@ _2PI = 2 * math.pi
 _INT64_EXACT = 3_000_000_000  # up to this M, products of two counts (+1) fit an int64
 _BLOCK = 64  # cells per running product
 _CELLS = 1 << 18  # cells of a window chunk (~2 MB an array)
+_BATCH_BLOCKS = 1 << 16  # blocks listed at once (~0.5 MB an array)
 _TAIL_DROP = 1e-20  # what a window may leave out, relative to its largest term
 _LOG_DROP = -math.log(_TAIL_DROP)
 _STEPS = np.arange(_BLOCK, dtype=float)[:, None]
@@ -431,30 +432,35 @@ class _Draws:
         done = np.zeros(a.size, dtype=np.int64)
         rel = np.zeros(a.size)
         pending = queries
+        step = _CELLS // _BLOCK
+        work = np.empty((3, _BLOCK, 0))  # reused across chunks: no page faults
         while pending.size:
             counts = target[pending] - done[pending]
-            owner = np.repeat(pending, counts)
             ends = np.cumsum(counts)
+            take = max(1, int(np.searchsorted(ends, _BATCH_BLOCKS, side="right")))
+            batch, pending = pending[:take], pending[take:]
+            counts, ends = counts[:take], ends[:take]
+            owner = np.repeat(batch, counts)
+            if work.shape[2] < min(step, owner.size):
+                work = np.empty((3, _BLOCK, min(step, owner.size)))
             block = np.arange(ends[-1]) - np.repeat(ends - counts, counts) + done[owner]
             sums, lasts = np.empty(owner.size), np.empty(owner.size)
-            step = max(1, _CELLS // _BLOCK)
-            work = np.empty((3, _BLOCK, min(step, owner.size)))  # reused: no page faults
             for s in range(0, owner.size, step):
                 part = slice(s, s + step)
                 sums[part], lasts[part] = self._blocks(a, owner[part], block[part], log_head, work)
             rel += np.bincount(owner, weights=sums, minlength=a.size)
-            done[pending] = target[pending]
+            done[batch] = target[batch]
             # What a window leaves out: from its last term t on, each ratio is at most the
             # next one r < 1 (log-concavity), so the rest is at most t r / (1 - r).
-            w = af[pending] - done[pending] * _BLOCK + 1.0  # r(w) leads to the first one out
-            beyond = w - 1.0 >= self.lo[pending]
-            N = self.N[pending]
+            w = af[batch] - done[batch] * _BLOCK + 1.0  # r(w) leads to the first one out
+            beyond = w - 1.0 >= self.lo[batch]
+            N = self.N[batch]
             w = np.where(beyond, w, 1.0)
             r = (w * (w + (self.M - self.n - N))) / ((self.n + 1.0 - w) * (N + 1.0 - w))
             last = lasts[ends - 1]
-            ok = ~beyond | (last * r <= _TAIL_DROP * (1.0 - r))
-            pending = pending[~ok]
-            target[pending] = np.minimum(target[pending] + 1 + target[pending] // 4, cap[pending])
+            short = batch[beyond & (last * r > _TAIL_DROP * (1.0 - r))]
+            target[short] = np.minimum(target[short] + 1 + target[short] // 4, cap[short])
+            pending = np.concatenate([pending, short])
         return log_head, rel
 
     def _blocks(self, a, owner, block, log_head, work) -> tuple[np.ndarray, np.ndarray]:
