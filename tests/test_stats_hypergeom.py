@@ -158,6 +158,14 @@ def test_tails_against_the_reference_and_scipy(M, n, N):
     assert np.allclose(sf, sp.hypergeom.sf(x, M, n, N), rtol=rel, atol=TINY)
 
 
+@pytest.mark.parametrize(("M", "n", "N"), [(10**10, 17, 9 * 10**9), (10**10, 3 * 10**6, 4 * 10**9)])
+def test_populations_whose_products_overflow_an_int64(M, n, N):
+    x = _queries(M, n, N)
+    cdf, sf = st.hypergeom.cdf(x, M, n, N), st.hypergeom.sf(x, M, n, N)
+    for i, xi in enumerate(x.tolist()):
+        assert close(cdf[i], ref_cdf(xi, M, n, N)) and close(sf[i], ref_sf(xi, M, n, N)), xi
+
+
 def test_every_case_of_a_small_population_matches_scipy():
     M = 40
     n, N, x = (

@@ -371,9 +371,8 @@ def _over_m(a, b, M: int):
     if M <= _INT64_EXACT:
         q, r = np.divmod(np.asarray(a, dtype=np.int64) * np.asarray(b, dtype=np.int64), M)
         return q, r / M
-    prod = np.asarray(a, dtype=object) * np.asarray(b, dtype=object)
-    q, r = np.divmod(prod, M)
-    return q.astype(np.int64), (r / M).astype(float)
+    prod = np.asarray(a, dtype=object) * np.asarray(b, dtype=object)  # Python integers
+    return (prod // M).astype(np.int64), ((prod % M) / M).astype(float)
 
 
 class _Draws:
