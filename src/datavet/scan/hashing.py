@@ -136,8 +136,18 @@ def column_lanes(
     ``as_number``: the column is numeric in another split, so strings that parse as numbers hash
     as those numbers (a CSV's "1.5" equals a Parquet's 1.5). ``cache``: what the batch's other
     passes over this column already computed (``"float"``: its values as float64,
-    ``"strings"``: its :class:`Strings` encoding); filled in here when missing.
+    ``"strings"``: its :class:`Strings` encoding, ``("lanes", as_number)``: these lanes, which
+    the row hash and the near-duplicate fingerprints both read); filled in here when missing.
     """
+    if cache is None:
+        return _column_lanes(arr, as_number, cache)
+    key = ("lanes", as_number)
+    if key not in cache:
+        cache[key] = _column_lanes(arr, as_number, cache)
+    return cache[key]
+
+
+def _column_lanes(arr: pa.Array, as_number: bool, cache: dict | None) -> list[np.ndarray]:
     arr = dense(arr)
     kind = column_kind(arr.type)
     if kind in ("numeric", "bool"):
