@@ -3,13 +3,13 @@
 ``import scipy.stats`` costs about 0.7 s (more than a whole audit of a small file), while the
 rules on a small table need a rank transform, a few tail probabilities and one exact
 hypergeometric test. These functions take SciPy's arguments and give its results (the tests
-compare them with SciPy's to 1e-9 relative); the hypergeometric tails fall back on SciPy
-when the exact sum would be large.
+compare them with SciPy's to 1e-9 relative); the hypergeometric tails are exact at any size
+(closer than SciPy's own past a population of about 100,000).
 
 - ``rankdata`` (average ranks), ``spearmanr`` (``.statistic`` only);
 - ``binomtest`` (``.pvalue``), ``chi2_contingency`` (no continuity correction),
   ``t.sf``, ``norm.sf``, ``chi2.sf``;
-- ``hypergeom.cdf`` / ``hypergeom.sf`` with scalar population and successes.
+- ``hypergeom.cdf`` / ``.sf`` / ``.tails`` (both at once) with scalar population and successes.
 """
 
 from __future__ import annotations
@@ -251,57 +251,295 @@ def chi2_contingency(observed, correction: bool = False):
 
 
 # -- the hypergeometric distribution -------------------------------------------------------
+#
+# P(X = i) = C(n, i) C(M - n, N - i) / C(M, N): M rows, n of them in a class, N drawn.
+#
+# One probability: Loader's saddle-point form, as R's dhyper and Boost compute it. With p = N/M,
+# P(X = i) = b(i; n, p) b(N - i; M - n, p) / b(N; M, p) (b the binomial pmf; the powers of p and
+# 1 - p cancel for any p), and
+#     log b(x; k, p) = S(x, k) - bd0(x, kp) - bd0(k - x, k(1 - p)),
+#     S(x, k) = stirlerr(k) - stirlerr(x) - stirlerr(k - x) - log(2 pi x (k - x) / k) / 2,
+#     bd0(x, m) = x log(x / m) + m - x >= 0,
+# stirlerr(k) = log k! - (k + 1/2) log k + k - log sqrt(2 pi) (a table, then its series). No
+# term of size log M! is subtracted from another, so the error of a log-probability is a few
+# ulps of its own size, whatever M. The one delicate input is the deviation x - kp: rounding kp
+# to a double would move bd0 by (kp - x) eps, 1e-11 at M = 2e8. All four deviations here are
+# +-(i - nN/M), taken exactly from the integers: i - floor(nN/M) - (nN mod M)/M.
+#
+# A tail: the pmf is log-concave. r(i) = P(X = i - 1) / P(X = i)
+#     = i (M - n - N + i) / ((n - i + 1)(N - i + 1))
+# grows with i over the support (numerator up, denominator down) and is <= 1 exactly when
+# i <= mode = floor((n + 1)(N + 1) / (M + 2)). So from an anchor a <= mode the terms
+# P(X = a - k) fall as k grows, each step by a ratio no larger than the one before. If a window
+# of L terms ends at a term t, the next ratio being r < 1, everything beyond it sums to at most
+# t (r + r^2 + ...) = t r / (1 - r), the later ratios being smaller still. That bound is
+# computed for every query, and a window is widened until it is below _TAIL_DROP (1e-20) of the
+# anchor term, the largest: 1e4 times below the rounding of the sum, so the sum is exact to
+# rounding. The first width is the normal shape's (sigma^2 = N (n/M)(1 - n/M)(M - N)/(M - 1): a
+# term k below an anchor d below the mean is about exp(-(k^2 + 2kd) / (2 sigma^2)) of it), at
+# most ~10 sigma; a skewed tail that needs more is widened by a quarter at a time. The cost is
+# queries x (a few tens of sigma), never queries x support.
+# P(X <= x) is summed down from x when x <= mode, else it is 1 - P(X >= x + 1), with P(X >= x)
+# summed up from x as P(Y <= n - x) of Y = n - X (the class rows left undrawn: hypergeometric
+# with M - N drawn). The sum computed is never the one near 1, and it gives P(X >= x) as well.
+# Within a window the terms are running products of r over blocks of _BLOCK cells, each block
+# started from its own saddle-point value: at most ~2 ulps a cell, 1.4e-14 at the block's end.
 
-MAX_HYPERGEOM_CELLS = 4_000_000  # queries x support summed exactly; past it, SciPy's
+_SFERR = np.array(
+    [
+        0.0,  # unused
+        0.08106146679532725821967,
+        0.04134069595540929409382,
+        0.02767792568499833914879,
+        0.02079067210376509311152,
+        0.01664469118982119216319,
+        0.01387612882307074799875,
+        0.01189670994589177009506,
+        0.01041126526197209649748,
+        0.009255462182712732917729,
+        0.008330563433362871256469,
+        0.007573675487951840794972,
+        0.006942840107209529865664,
+        0.00640899418800420706844,
+        0.005951370112758847735624,
+        0.005554733551962801371039,
+    ]
+)  # stirlerr(k), k = 0..15
+_S0, _S1, _S2, _S3, _S4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+_2PI = 2 * math.pi
+_INT64_EXACT = 3_000_000_000  # up to this M, products of two counts (+1) fit an int64
+_BLOCK = 64  # cells per running product
+_CELLS = 1 << 18  # cells of a window chunk (~2 MB an array)
+_BATCH_BLOCKS = 1 << 16  # blocks listed at once (~0.5 MB an array)
+_TAIL_DROP = 1e-20  # what a window may leave out, relative to its largest term
+_LOG_DROP = -math.log(_TAIL_DROP)
+_STEPS = np.arange(_BLOCK, dtype=float)[:, None]
 
 
-def _log_factorials(m: int) -> np.ndarray:
-    return np.array([math.lgamma(i + 1.0) for i in range(m + 1)])
+def _stirlerr(k: np.ndarray) -> np.ndarray:
+    """log(k!) - (k + 1/2) log k + k - log sqrt(2 pi) for integer-valued k >= 1."""
+    kk = k * k
+    out = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / kk) / kk) / kk) / kk) / k
+    small = k <= 15
+    if small.any():
+        out[small] = _SFERR[k[small].astype(np.int64)]
+    return out
+
+
+def _bd0(x: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """x log(x/m) + m - x for x >= 0, m > 0, with d = x - m given to full precision."""
+    out = m.copy()  # x = 0
+    v = d / (x + m)
+    near = (x > 0) & (np.abs(v) < 0.5)
+    far = (x > 0) & ~near
+    if far.any():  # |x/m - 1| large: no cancellation worth the name (< 2.5x)
+        xf = x[far]
+        out[far] = xf * np.log(xf / m[far]) - d[far]
+    if near.any():
+        # x log((1 + v)/(1 - v)) - d = d v + 2 x (v^3/3 + v^5/5 + ...): the first term is
+        # the whole size, the rest no more than |v| of it.
+        vn, xn = v[near], x[near]
+        total = d[near] * vn
+        term = 2.0 * xn * vn
+        v2 = vn * vn
+        vmax = float(np.sqrt(v2.max()))
+        steps = 0 if vmax == 0 else math.ceil((54 * math.log(2) / -math.log(vmax) + 1) / 2)
+        for j in range(1, steps + 1):
+            term *= v2
+            total += term / (2 * j + 1)
+        out[near] = total
+    return out
+
+
+def _stirling_part(x: np.ndarray, k) -> np.ndarray:
+    """S(x, k) of log b(x; k, p) (0 at x = 0 and x = k, where b is p^k or (1 - p)^k)."""
+    k = np.broadcast_to(np.asarray(k, dtype=float), x.shape)
+    out = np.zeros(x.shape)
+    inner = (x > 0) & (x < k)
+    xi, ki = x[inner], k[inner]
+    out[inner] = (
+        _stirlerr(ki)
+        - _stirlerr(xi)
+        - _stirlerr(ki - xi)
+        - 0.5 * np.log(_2PI * xi * (ki - xi) / ki)  # k - x exact: no 1 - x/k to round
+    )
+    return out
+
+
+def _over_m(a, b, M: int):
+    """a * b / M as its floor (int64) and its fraction (float), exactly for any M."""
+    if M <= _INT64_EXACT:
+        q, r = np.divmod(np.asarray(a, dtype=np.int64) * np.asarray(b, dtype=np.int64), M)
+        return q, r / M
+    prod = np.asarray(a, dtype=object) * np.asarray(b, dtype=object)  # Python integers
+    return (prod // M).astype(np.int64), ((prod % M) / M).astype(float)
+
+
+class _Draws:
+    """What the log-probabilities of Hypergeom(M, n, N) share, for an array of N."""
+
+    def __init__(self, M: int, n: int, N: np.ndarray):
+        self.M, self.n = M, n
+        self.N = N.astype(float)
+        self.lo = np.maximum(0, N - (M - n)).astype(float)
+        self.q1, self.f1 = _over_m(n, N, M)  # n N / M, the mean
+        self.m1 = self.q1 + self.f1
+        self.m1c = np.add(*_over_m(n, M - N, M))  # the three other means of bd0
+        self.m2 = np.add(*_over_m(M - n, N, M))
+        self.m2c = np.add(*_over_m(M - n, M - N, M))
+        Nf = self.N
+        self.log_norm = (  # log b(N; M, N/M): its bd0 terms are 0
+            _stirlerr(np.full(Nf.shape, float(M)))
+            - _stirlerr(Nf)
+            - _stirlerr(M - Nf)
+            - 0.5 * np.log(_2PI * Nf * (M - Nf) / M)
+        )
+        p = n / M
+        self.var = Nf * p * (1 - p) * (M - Nf) / max(M - 1, 1)
+
+    def log_pmf(self, i: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """log P(X = i) for i (int64, within the support) of the queries ``rows``."""
+        M, n = self.M, self.n
+        shape = i.shape
+        rows = np.broadcast_to(rows, shape).ravel()
+        i = i.ravel()
+        d = (i - self.q1[rows]) - self.f1[rows]  # i - nN/M
+        x, N = i.astype(float), self.N[rows]
+        out = (
+            _stirling_part(x, n)
+            - _bd0(x, self.m1[rows], d)
+            - _bd0(n - x, self.m1c[rows], -d)
+            + _stirling_part(N - x, M - n)
+            - _bd0(N - x, self.m2[rows], -d)
+            - _bd0(M - n - N + x, self.m2c[rows], d)
+            - self.log_norm[rows]
+        )
+        return out.reshape(shape)
+
+    def lower_sums(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For anchors a <= the mode (one per query): log P(X = a) and
+        P(X <= a) / P(X = a)."""
+        queries = np.arange(a.size)
+        log_head = self.log_pmf(a, queries)
+        af = a.astype(float)
+        delta = np.maximum(0.0, self.m1 - af)
+        # the rest is bounded by t / (1 - r), 1 / (1 - r) ~ sigma^2 / k <= sigma at the end
+        drop = _LOG_DROP + 1.0 + 0.5 * np.log1p(self.var)
+        guess = np.sqrt(delta * delta + 2 * drop * self.var) - delta
+        cap = np.ceil((af - self.lo + 1) / _BLOCK).astype(np.int64)  # blocks to the support's end
+        target = np.minimum(np.ceil((guess + 1) / _BLOCK).astype(np.int64), cap)
+        done = np.zeros(a.size, dtype=np.int64)
+        rel = np.zeros(a.size)
+        pending = queries
+        step = _CELLS // _BLOCK
+        work = np.empty((3, _BLOCK, 0))  # reused across chunks: no page faults
+        while pending.size:
+            counts = target[pending] - done[pending]
+            ends = np.cumsum(counts)
+            take = max(1, int(np.searchsorted(ends, _BATCH_BLOCKS, side="right")))
+            batch, pending = pending[:take], pending[take:]
+            counts, ends = counts[:take], ends[:take]
+            owner = np.repeat(batch, counts)
+            if work.shape[2] < min(step, owner.size):
+                work = np.empty((3, _BLOCK, min(step, owner.size)))
+            block = np.arange(ends[-1]) - np.repeat(ends - counts, counts) + done[owner]
+            sums, lasts = np.empty(owner.size), np.empty(owner.size)
+            for s in range(0, owner.size, step):
+                part = slice(s, s + step)
+                sums[part], lasts[part] = self._blocks(a, owner[part], block[part], log_head, work)
+            rel += np.bincount(owner, weights=sums, minlength=a.size)
+            done[batch] = target[batch]
+            # What a window leaves out: from its last term t on, each ratio is at most the
+            # next one r < 1 (log-concavity), so the rest is at most t r / (1 - r).
+            w = af[batch] - done[batch] * _BLOCK + 1.0  # r(w) leads to the first one out
+            beyond = w - 1.0 >= self.lo[batch]
+            N = self.N[batch]
+            w = np.where(beyond, w, 1.0)
+            r = (w * (w + (self.M - self.n - N))) / ((self.n + 1.0 - w) * (N + 1.0 - w))
+            last = lasts[ends - 1]
+            short = batch[beyond & (last * r > _TAIL_DROP * (1.0 - r))]
+            target[short] = np.minimum(target[short] + 1 + target[short] // 4, cap[short])
+            pending = np.concatenate([pending, short])
+        return log_head, rel
+
+    def _blocks(self, a, owner, block, log_head, work) -> tuple[np.ndarray, np.ndarray]:
+        """Blocks of _BLOCK terms, block b of query q holding P(X = a_q - b _BLOCK - j),
+        j < _BLOCK, relative to P(X = a_q): each block's sum and its last term."""
+        M, n = self.M, self.n
+        lo, N = self.lo[owner], self.N[owner]
+        start = a[owner] - block * _BLOCK  # within the support (blocks stop at its end)
+        w, cells, den = (buf[:, : owner.size] for buf in work)
+        # The ratio into cell j is r(w) = w (w + M - n - N) / ((n + 1 - w)(N + 1 - w)),
+        # w = start - j + 1. Below the support w is held at lo, where r = 0 (lo = 0, or
+        # M - n - N + lo = 0), and so are the terms after it.
+        np.subtract((start + 1.0)[None, :], _STEPS, out=w)
+        if (start - (_BLOCK - 1) < lo).any():
+            np.maximum(w, lo[None, :], out=w)
+        np.add(w, (M - n - N)[None, :], out=cells)
+        cells *= w
+        np.subtract(n + 1.0, w, out=den)
+        np.subtract((N + 1.0)[None, :], w, out=w)
+        den *= w
+        with np.errstate(divide="ignore", invalid="ignore"):  # row 0 is overwritten
+            cells /= den
+        # row 0: each block starts from its own saddle-point value
+        head = np.ones(owner.size)
+        later = block > 0
+        if later.any():
+            head[later] = np.exp(self.log_pmf(start[later], owner[later]) - log_head[owner[later]])
+        cells[0] = head
+        for j in range(1, _BLOCK):
+            np.multiply(cells[j], cells[j - 1], out=cells[j])
+        return cells.sum(axis=0), cells[-1].copy()
+
+
+def _as_counts(v) -> np.ndarray:
+    v = np.asarray(v)
+    if v.dtype.kind == "f":
+        v = np.floor(v)
+    return v.astype(np.int64)
 
 
 class _Hypergeom:
     """``scipy.stats.hypergeom`` for a population of ``M`` with ``n`` successes, ``N`` drawn
     (``M`` and ``n`` scalars; ``x`` and ``N`` arrays)."""
 
-    def _tail(self, x, M, n, N, lower: bool) -> np.ndarray:
-        x = np.asarray(x, dtype=np.int64)
-        N = np.broadcast_to(np.asarray(N, dtype=np.int64), x.shape)
+    def tails(self, x, M, n, N) -> tuple[np.ndarray, np.ndarray]:
+        """(P(X <= x), P(X >= x)), from one sum a query."""
+        x, N = np.broadcast_arrays(_as_counts(x), _as_counts(N))
         M, n = int(M), int(n)
-        support = min(n, int(N.max(initial=0))) + 1
-        if x.size * support > MAX_HYPERGEOM_CELLS or M > 1_000_000:
-            from scipy import stats
-
-            return stats.hypergeom.cdf(x, M, n, N) if lower else stats.hypergeom.sf(x, M, n, N)
-        lf = _log_factorials(M)
-        flat_x, flat_n = x.ravel(), N.ravel()
-        out = np.empty(flat_x.size)
-        i = np.arange(support)
-        chunk = max(1, MAX_HYPERGEOM_CELLS // (4 * support))
-        for start in range(0, flat_x.size, chunk):
-            xs, ns = flat_x[start : start + chunk, None], flat_n[start : start + chunk, None]
-            lo, hi = np.maximum(0, ns - (M - n)), np.minimum(n, ns)
-            valid = (i >= lo) & (i <= hi)
-            ii = np.where(valid, i, lo)
-            logp = (
-                lf[n]
-                - lf[ii]
-                - lf[n - ii]
-                + lf[M - n]
-                - lf[ns - ii]
-                - lf[M - n - ns + ii]
-                - (lf[M] - lf[ns] - lf[M - ns])
-            )
-            take = valid & ((i <= xs) if lower else (i > xs))
-            out[start : start + chunk] = np.where(take, np.exp(logp), 0.0).sum(axis=1)
-        return np.minimum(out, 1.0).reshape(x.shape)
+        shape = x.shape
+        x, N = x.ravel(), N.ravel()
+        le, ge = np.full(x.size, np.nan), np.full(x.size, np.nan)
+        valid = (M >= 0) & (0 <= n) & (n <= M) & (N >= 0) & (N <= M)
+        lo, hi = np.maximum(0, N - (M - n)), np.minimum(n, N)
+        below, above = valid & (x < lo), valid & (x > hi)
+        le[below], ge[below] = 0.0, 1.0
+        le[above], ge[above] = 1.0, 0.0
+        point = valid & (x >= lo) & (x <= hi) & (lo == hi)
+        le[point], ge[point] = 1.0, 1.0
+        calc = np.flatnonzero(valid & (x >= lo) & (x <= hi) & (lo < hi))
+        if calc.size:
+            xs, Ns = x[calc], N[calc]
+            mode = _over_m(n + 1, Ns + 1, M + 2)[0]
+            down = xs <= mode
+            # P(X >= x) = P(Y <= n - x), Y = n - X ~ Hypergeom(M, n, M - N)
+            draws = _Draws(M, n, np.where(down, Ns, M - Ns))
+            log_head, rel = draws.lower_sums(np.where(down, xs, n - xs))
+            total = np.exp(log_head + np.log(rel))
+            rest = np.exp(log_head) * (rel - 1.0)  # the sum without its anchor term
+            le[calc] = np.where(down, total, 1.0 - rest)
+            ge[calc] = np.where(down, 1.0 - rest, total)
+        le, ge = np.clip(le, 0.0, 1.0).reshape(shape), np.clip(ge, 0.0, 1.0).reshape(shape)
+        return (float(le), float(ge)) if le.ndim == 0 else (le, ge)
 
     def cdf(self, x, M, n, N):
         """P(X <= x)."""
-        return self._tail(x, M, n, N, lower=True)
+        return self.tails(x, M, n, N)[0]
 
     def sf(self, x, M, n, N):
         """P(X > x)."""
-        return self._tail(x, M, n, N, lower=False)
+        return self.tails(_as_counts(x) + 1, M, n, N)[1]
 
 
 hypergeom = _Hypergeom()

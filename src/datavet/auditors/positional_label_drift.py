@@ -247,8 +247,7 @@ class BlockResult:
 def _two_sided(x, total, k, draws):
     from datavet import _stats as stats  # not scipy.stats: ~0.7 s to import
 
-    lower = stats.hypergeom.cdf(x, total, k, draws)
-    upper = stats.hypergeom.sf(x - 1, total, k, draws)
+    lower, upper = stats.hypergeom.tails(x, total, k, draws)  # P(X <= x), P(X >= x)
     return np.minimum(1.0, 2 * np.minimum(lower, upper))
 
 
