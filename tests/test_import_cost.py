@@ -92,3 +92,17 @@ def test_submodules_reachable_as_attributes_after_a_bare_import():
         "    raise SystemExit('no AttributeError')\n"
     )
     assert "torch" not in _loaded(code)
+
+
+def test_default_audit_with_a_test_split_imports_neither_scipy_nor_scikit_learn():
+    """Every default rule with a test split: S010's Kolmogorov-Smirnov test on the numeric
+    features runs on datavet._stats, and nothing imports scipy.stats ahead for it."""
+    code = (
+        "import datavet\n"
+        "report = datavet.audit('sample_data/planted_train.csv', 'sample_data/planted_test.csv',\n"
+        "                       target='label')\n"
+        "(drift,) = [o for o in report.outcomes if o.code == 'S010']\n"
+        "assert drift.status.value in ('passed', 'failed'), drift\n"
+    )
+    loaded = _loaded(code)
+    assert "scipy" not in loaded and "sklearn" not in loaded, loaded
