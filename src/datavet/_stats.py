@@ -10,8 +10,9 @@ hypergeometric tails fall back on SciPy when the exact sum would be large.
 - ``binomtest`` (``.pvalue``), ``chi2_contingency`` (no continuity correction),
   ``t.sf``, ``norm.sf``, ``chi2.sf``;
 - ``hypergeom.cdf`` / ``hypergeom.sf`` with scalar population and successes;
-- ``ks_2samp`` (two-sided, method="auto"; ported from SciPy) and the distributions it needs,
-  ``smirnov`` (``scipy.special.smirnov``) and ``kstwo_sf`` (``scipy.stats.kstwo.sf``).
+- ``ks_2samp`` (two-sided, method="auto"; ported from SciPy), ``ks_statistic`` (its D
+  alone) and the distributions it needs, ``smirnov`` (``scipy.special.smirnov``) and
+  ``kstwo_sf`` (``scipy.stats.kstwo.sf``).
 """
 
 from __future__ import annotations
@@ -332,15 +333,10 @@ def ks_2samp(data1, data2) -> SimpleNamespace:
     it warns and uses the latter, as SciPy does. A NaN in either sample, or an empty sample,
     gives NaN for both (SciPy's nan_policy="propagate"; SciPy also warns on an empty one).
     """
-    x = np.sort(np.asarray(data1).ravel())
-    y = np.sort(np.asarray(data2).ravel())
-    n1, n2 = len(x), len(y)
-    if not n1 or not n2 or _nan_last(x) or _nan_last(y):  # sorted: a NaN sorts last
+    found = _ks_d(data1, data2)
+    if found is None:
         return SimpleNamespace(statistic=math.nan, pvalue=math.nan)
-    both = np.concatenate([x, y])
-    gaps = np.searchsorted(x, both, side="right") / n1 - np.searchsorted(y, both, side="right") / n2
-    below, above = float(np.clip(-gaps.min(), 0, 1)), float(gaps.max())
-    d = below if below > above else above
+    d, n1, n2 = found
     p = math.nan
     exact = max(n1, n2) <= KS_EXACT_MAX_N
     if exact:
@@ -355,6 +351,32 @@ def ks_2samp(data1, data2) -> SimpleNamespace:
         m, n = sorted([float(n1), float(n2)], reverse=True)
         p = kstwo_sf(d, round(m * n / (m + n)))
     return SimpleNamespace(statistic=d, pvalue=_clip01(p))
+
+
+def ks_statistic(data1, data2) -> float:
+    """``ks_2samp(data1, data2).statistic`` without the p-value: D, on the lattice of
+    multiples of 1/lcm(n1, n2) where the p-value would be exact (as SciPy rounds it)."""
+    found = _ks_d(data1, data2)
+    if found is None:
+        return math.nan
+    d, n1, n2 = found
+    if max(n1, n2) <= KS_EXACT_MAX_N:
+        lcm = (n1 // math.gcd(n1, n2)) * n2
+        d = round(d * lcm) / lcm
+    return d
+
+
+def _ks_d(data1, data2) -> tuple[float, int, int] | None:
+    """(D, n1, n2), or None when a sample is empty or holds a NaN."""
+    x = np.sort(np.asarray(data1).ravel())
+    y = np.sort(np.asarray(data2).ravel())
+    n1, n2 = len(x), len(y)
+    if not n1 or not n2 or _nan_last(x) or _nan_last(y):  # sorted: a NaN sorts last
+        return None
+    both = np.concatenate([x, y])
+    gaps = np.searchsorted(x, both, side="right") / n1 - np.searchsorted(y, both, side="right") / n2
+    below, above = float(np.clip(-gaps.min(), 0, 1)), float(gaps.max())
+    return (below if below > above else above), n1, n2
 
 
 def _nan_last(x: np.ndarray) -> bool:

@@ -118,3 +118,18 @@ def test_a_tiny_d_on_equal_sizes_is_no_crash_and_no_warning():
     test = pd.DataFrame({"f": np.arange(34.0) + 0.5, "label": np.arange(34) % 2})
     report = run(train, test)
     assert [o.status for o in report.outcomes] == [Status.PASSED]
+
+
+def test_a_d_below_the_effect_gate_costs_no_p_value(monkeypatch):
+    """The exact p-value sweeps n1 + n2 diagonals; a feature whose D cannot reach
+    ``min_effect`` could not drift whatever its p, so only the moved feature pays for one."""
+    from datavet import _stats
+
+    calls = []
+    real = _stats.ks_2samp
+    monkeypatch.setattr(_stats, "ks_2samp", lambda x, y: calls.append(len(x)) or real(x, y))
+    (f,) = run(split(4000, 0), split(1000, 1, {"f3": 1.0})).findings
+    assert f.columns == ("f3",) and len(calls) == 1
+    calls.clear()
+    report = run(split(4000, 0), split(1000, 1), thresholds={"S010": {"min_effect": 0.0}})
+    assert report.findings == [] and len(calls) == 5
