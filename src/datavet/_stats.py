@@ -389,7 +389,8 @@ def _clip01(p: float) -> float:
 
 def _ks_exact(n1: int, n2: int, d: float) -> tuple[bool, float, float]:
     """(success, D rounded to a multiple of 1/lcm(n1, n2), P(D' >= D)) by counting lattice
-    paths (Hodges 1958, after Drion, Gnedenko and Korolyuk)."""
+    paths (Hodges 1958, after Drion, Gnedenko and Korolyuk). Ported from SciPy's
+    ``_attempt_exact_2kssamp`` (two-sided)."""
     g = math.gcd(n1, n2)
     lcm = (n1 // g) * n2
     h = round(d * lcm)
@@ -405,7 +406,8 @@ def _ks_exact(n1: int, n2: int, d: float) -> tuple[bool, float, float]:
 def _ks_outside_square(n: int, h: int) -> float:
     """P(D >= h/n) for two samples of n values: the reflection sum
     2 * sum_k (-1)^(k+1) C(2n, n - k h) / C(2n, n), each term divided by C(2n, n) and nested
-    Horner-like, P = 2 A0 (1 - A1 (1 - A2 (...))), so that nothing cancels."""
+    Horner-like, P = 2 A0 (1 - A1 (1 - A2 (...))), so that nothing cancels. Ported from
+    SciPy's ``_compute_prob_outside_square``."""
     total = 0.0
     k = n // h
     while k >= 0:
@@ -424,9 +426,10 @@ def _ks_outside_band(m: int, n: int, g: int, h: int) -> float:
     (i, j) that have left the band, is 1 outside it, and inside
     u(i, j) = (i u(i-1, j) + j u(i, j-1)) / (i + j).
 
-    SciPy sweeps the columns one cell at a time in compiled code; here the anti-diagonals
-    i + j = s are swept, each as one NumPy step (every cell on one depends only on the one
-    before), with the same arithmetic per cell."""
+    Ported from SciPy's ``_compute_outer_prob_inside_method``, which sweeps the columns one
+    cell at a time in compiled code; here the anti-diagonals i + j = s are swept, each as one
+    NumPy step (every cell on one depends only on the one before), with the same arithmetic
+    per cell: the same result to the last bit."""
     if m < n:
         m, n = n, m
     mg, ng = m // g, n // g
@@ -482,7 +485,8 @@ _STIRLING_COEFFS = [  # B_2j / (2j (2j - 1)), j = 8 .. 1
 
 
 def kstwo_sf(x: float, n: float) -> float:
-    """P(D_n >= x) for the two-sided one-sample statistic D_n (``scipy.stats.kstwo.sf``)."""
+    """P(D_n >= x) for the two-sided one-sample statistic D_n (``scipy.stats.kstwo.sf``, its
+    support checks and then SciPy's ``_kolmogn(n, x, cdf=False)``, ported from SciPy)."""
     if x != x or n != n or n < 1 or n != int(n):
         return math.nan
     n = int(n)
@@ -518,7 +522,8 @@ def kstwo_sf(x: float, n: float) -> float:
 
 
 def _log_nfactorial_div_n_pow_n(n: int) -> float:
-    """log(n! / n^n) by Stirling's series, n log n taken out first so that nothing cancels."""
+    """log(n! / n^n) by Stirling's series, n log n taken out first so that nothing cancels
+    (ported from SciPy's ``_log_nfactorial_div_n_pow_n``)."""
     rn = 1.0 / n
     return float(
         np.log(n) / 2 - n + math.log(2 * math.pi) / 2 + rn * np.polyval(_STIRLING_COEFFS, rn / n)
@@ -580,7 +585,8 @@ def _kolmogn_dmtw(n: int, d: float) -> float:
 
 
 def _pomeranz_j1j2(i: int, n: int, ll: int, ceilf: int, roundf: int) -> tuple[int, int]:
-    """The first and last non-zero entries of row i of Pomeranz's recursion."""
+    """The first and last non-zero entries of row i of Pomeranz's recursion (ported from
+    SciPy's ``_pomeranz_compute_j1j2``)."""
     if i == 0:
         j1, j2 = -ll - ceilf - 1, ll + ceilf - 1
     else:
@@ -739,16 +745,18 @@ def _stirlerr(k: np.ndarray) -> np.ndarray:
 
 def smirnov(n: int, x: float) -> float:
     """P(D_n+ >= x), the one-sided one-sample Kolmogorov-Smirnov survival function
-    (``scipy.special.smirnov``), after SciPy's ``xsf/cephes/kolmogorov.h`` (Birnbaum &
+    (``scipy.special.smirnov``), ported from SciPy's ``xsf/cephes/kolmogorov.h`` (Birnbaum &
     Tingey's 1951 sum; van Mulbregt 2018)::
 
         P = sum_{v=0}^{floor(n(1-x))} C(n, v) x (x + v/n)^(v-1) (1 - x - v/n)^(n-v)
 
     SciPy sums it in double-double arithmetic; here each term is summed from its logarithm,
     written (Loader's saddle-point form of C(n, v) a^v (1-a)^(n-v), a = v/n) so that no large
-    logarithms cancel: a term carries a relative error of about (n + v) * 1e-16. Same special
-    cases: x <= 1/n and x >= 1 - 1/n in closed form, 0 where it underflows, SciPy's
-    asymptotic formula past n = 10^6."""
+    logarithms cancel: a term carries a relative error of about (n + v) * 1e-16. SciPy sums
+    the few terms past floor(n(1-x)) instead (1 minus their sum) for x <= 0.5/sqrt(n); this
+    sums the lower ones always, the same value. Same special cases: x <= 1/n and
+    x >= 1 - 1/n in closed form, 0 where it underflows, SciPy's asymptotic formula past
+    n = 10^6."""
     if not (n > 0 and 0.0 <= x <= 1.0):
         return math.nan
     if n == 1:
