@@ -82,6 +82,52 @@ def test_hypergeom_tails():
     )
 
 
+@pytest.mark.parametrize(
+    ("total", "k"),
+    [(2_000_000, 1_000_000), (1_500_000, 30_000), (1_200_000, 1_190_000), (5_000, 7)],
+)
+def test_hypergeom_tails_of_a_large_population(total, k):
+    """Past MAX_HYPERGEOM_CELLS or a million rows, each tail is summed from its far end (no
+    SciPy): the same as SciPy's to 1e-9 in the bulk and far into both tails (SciPy's own
+    figures carry a few 1e-10 of error at two million)."""
+    rng = np.random.default_rng(total + k)
+    draws = rng.integers(0, total + 1, 400)
+    lo, hi = np.maximum(0, draws - (total - k)), np.minimum(k, draws)
+    mean = draws * k / total
+    sd = np.sqrt(draws * (k / total) * (1 - k / total) * (total - draws) / max(total - 1, 1))
+    spread = (lo + (hi - lo) * rng.uniform(size=400)).astype(np.int64)  # anywhere: 1e-300 tails
+    near = np.clip(np.round(mean + rng.normal(0, 4, 400) * sd), lo - 1, hi + 1).astype(np.int64)
+    for x in (spread, near):
+        # the large path whatever the size: the exact sum is the small one
+        ours_cdf = st._hypergeom_tail(x, total, k, draws, lower=True)
+        ours_sf = st._hypergeom_tail(x, total, k, draws, lower=False)
+        assert np.allclose(ours_cdf, sp.hypergeom.cdf(x, total, k, draws), rtol=REL, atol=1e-300)
+        assert np.allclose(ours_sf, sp.hypergeom.sf(x, total, k, draws), rtol=REL, atol=1e-300)
+    big = 2_000_000
+    assert st.hypergeom.cdf([999_000], big, big // 2, [big // 2])[0] == pytest.approx(
+        sp.hypergeom.cdf(999_000, big, big // 2, big // 2), rel=REL
+    )
+
+
+def test_hypergeom_of_a_large_population_imports_no_scipy():
+    """The positional label-drift scan of a table of over a million rows (its hypergeometric
+    tails) in a fresh interpreter: SciPy never loads."""
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from datavet import _stats as st\n"
+        "x, draws = np.array([500, 600_000]), np.array([1_000, 1_200_000])\n"
+        "st.hypergeom.cdf(x, 2_000_000, 1_000_000, draws)\n"
+        "st.hypergeom.sf(x - 1, 2_000_000, 1_000_000, draws)\n"
+        "from datavet.auditors.positional_label_drift import boundary_scan\n"
+        "table = np.random.default_rng(0).multinomial(12_000, [0.5, 0.5], size=100)\n"
+        "assert boundary_scan(table) is not None\n"
+        "assert not [m for m in sys.modules if m.startswith('scipy')]\n"
+        "print('clean')\n"
+    )
+    assert _fresh(code) == "clean"
+
+
 # -- the two-sample Kolmogorov-Smirnov test ------------------------------------------------
 
 
@@ -326,12 +372,18 @@ def test_ks_2samp_imports_no_scipy_in_any_regime(tmp_path):
         "    assert not [m for m in sys.modules if m.startswith('scipy')], (n, x)\n"
         "print('clean')\n"
     )
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-    }
+    assert _fresh(code) == "clean"
+
+
+def _fresh(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter (this one has SciPy loaded)."""
+    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "clean"
+    return out.stdout.strip()
