@@ -82,10 +82,13 @@ def test_every_family_is_the_one_rule_and_the_one_skip():
     assert AuditorSkip is ProbeSkip is CurveSkip is Skip
 
 
-def test_runner_records_every_outcome_and_keeps_going():
+@pytest.mark.parametrize("workers", [1, 3])
+def test_runner_records_every_outcome_and_keeps_going(workers):
     rules = [Finds(), Quiet(), NeedsTest(), Skips(), Crashes(), Finds(severity=Severity.ERROR)]
     seen = []
-    ran = run_rules(rules, Ctx(has_test=False), after=lambda r, o: seen.append(o.code))
+    ran = run_rules(
+        rules, Ctx(has_test=False), after=lambda r, o: seen.append(o.code), workers=workers
+    )
     assert [o.status for o in ran.outcomes] == [
         Status.FAILED,
         Status.PASSED,
@@ -105,6 +108,36 @@ def test_runner_records_every_outcome_and_keeps_going():
     assert findings == ran.findings and outcomes == ran.outcomes
     ran = run_rules([NeedsTest()], Ctx(has_test=True))
     assert ran.outcomes[0].status is Status.FAILED
+
+
+def test_rules_on_threads_give_the_serial_report(tmp_path):
+    """The audit's rules run on several threads; the report is the serial one, byte for byte
+    (outside the timings), and the row checks every S rule shares are computed once."""
+    from datavet.auditors import base
+
+    calls = []
+    checks_of = base.checks_of
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return checks_of(*args, **kwargs)
+
+    sample = Path(__file__).resolve().parents[1] / "sample_data"
+    train, test = sample / "planted_train.csv", sample / "planted_test.csv"
+    reports = []
+    for workers in (1, 4):
+        calls.clear()
+        base.checks_of = counted
+        try:
+            report = datavet.audit(train, test, target="label", workers=workers)
+        finally:
+            base.checks_of = checks_of
+        assert len(calls) == 1
+        data = report.to_dict()
+        data.pop("duration_s", None)
+        reports.append(json.dumps(data, sort_keys=True, default=str))
+    assert reports[0] == reports[1]
+    assert '"S001"' in reports[0]  # the row checks found the planted copies
 
 
 def test_needs_are_declared_from_one_vocabulary():

@@ -245,35 +245,53 @@ def run_rules(
     ctx: Any,
     *,
     after: Callable[[Rule, Outcome], None] | None = None,
+    workers: int = 1,
 ) -> RunResult:
     """Run ``rules`` over ``ctx``: each passes, fails (finds something), is skipped (an unmet
     need, or :class:`Skip`) or crashes (any other exception, recorded with its traceback; one
     crashing rule never stops the others). ``after(rule, outcome)`` sees each rule once it ran
-    (the probes keep its ``details``, the curves its ``marks``)."""
+    (the probes keep its ``details``, the curves its ``marks``).
+
+    ``workers > 1``: the rules run on that many threads (rules that only read ``ctx``, whose
+    lazy parts are thread-safe: the audit's; their NumPy work releases the GIL), and the
+    findings, outcomes and ``after`` calls come in rule order all the same."""
     result = RunResult()
-    for rule in rules:
-        started = perf_counter()
-        try:
-            found = rule.run(ctx)
-        except Skip as skip:
-            outcome = Outcome(rule.code, rule.name, Status.SKIPPED, reason=str(skip))
-        except Exception as exc:  # noqa: BLE001 - recorded; the report's exit code is 2
-            outcome = Outcome(
-                rule.code,
-                rule.name,
-                Status.CRASHED,
-                reason=f"{type(exc).__name__}: {exc}",
-                traceback=traceback.format_exc(),
-            )
-        else:
-            result.findings.extend(found)
-            status = Status.FAILED if found else Status.PASSED
-            outcome = Outcome(rule.code, rule.name, status, n_findings=len(found))
-        result.seconds[rule.code] = perf_counter() - started
+    if workers > 1 and len(rules) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-rules") as pool:
+            done = [pool.submit(_run_one, rule, ctx) for rule in rules]
+            ran = [(rule, fut.result()) for rule, fut in zip(rules, done)]
+    else:
+        ran = ((rule, _run_one(rule, ctx)) for rule in rules)
+    for rule, (found, outcome, seconds) in ran:
+        result.findings.extend(found)
+        result.seconds[rule.code] = seconds
         result.outcomes.append(outcome)
         if after is not None:
             after(rule, outcome)
     return result
+
+
+def _run_one(rule: Rule, ctx: Any) -> tuple[list[Finding], Outcome, float]:
+    started = perf_counter()
+    found: list[Finding] = []
+    try:
+        found = rule.run(ctx)
+    except Skip as skip:
+        outcome = Outcome(rule.code, rule.name, Status.SKIPPED, reason=str(skip))
+    except Exception as exc:  # noqa: BLE001 - recorded; the report's exit code is 2
+        outcome = Outcome(
+            rule.code,
+            rule.name,
+            Status.CRASHED,
+            reason=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(),
+        )
+    else:
+        status = Status.FAILED if found else Status.PASSED
+        outcome = Outcome(rule.code, rule.name, status, n_findings=len(found))
+    return found, outcome, perf_counter() - started
 
 
 def needing(rules: Iterable, need: str) -> list:

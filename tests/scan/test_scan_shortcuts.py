@@ -58,6 +58,20 @@ def test_text_stats_equal_row_by_row(values, offset):
         np.testing.assert_array_equal(a, b)
 
 
+def test_small_dictionary_lanes_are_remembered_by_value_and_order():
+    from datavet.scan.hashing import value_lanes
+
+    first = value_lanes(pa.array(["red", "green", "blue"]))
+    again = value_lanes(pa.array(["red", "green", "blue"]))
+    other = value_lanes(pa.array(["blue", "red", "green"]))  # another batch's order
+    assert again[0] is first[0]  # hashed once
+    plain = _text_lanes(np.array(["blue", "red", "green"], object), np.zeros(3, bool))
+    for a, b in zip(other, plain):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError):
+        first[0][0] = 0  # shared between batches: nobody may write into it
+
+
 def test_text_screening_equal_on_large_batches():
     rng = np.random.default_rng(3)
     for values in (

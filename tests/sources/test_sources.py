@@ -19,6 +19,7 @@ import pytest
 
 import datavet
 import datavet.sources.csv as csv_module
+from datavet.errors import InputError
 from datavet.sources import open_source
 from datavet.sources.csv import CsvSource
 
@@ -460,3 +461,44 @@ def test_in_memory_inputs_are_not_modified(planted_frames):
     np.testing.assert_array_equal(x, x_before)
     np.testing.assert_array_equal(y, y_before)
     assert x.flags.writeable and y.flags.writeable
+
+
+# --------------------------------------------------------------------------------------------
+# small row groups are read together, in batches of the size asked for
+
+
+def test_small_row_groups_are_read_in_full_batches(tmp_path):
+    path = tmp_path / "small_groups.parquet"
+    table = pa.table({"x": np.arange(10_000, dtype=np.float64), "label": np.arange(10_000) % 2})
+    pq.write_table(table, path, row_group_size=1000)
+    source = open_source(path, role="train")
+    batches = list(source.batches(4096))
+    # 10 row groups of 1,000 rows: read four at a time (was one batch per row group)
+    assert [b.num_rows for _, b in batches] == [4000, 4000, 2000]
+    assert [offset for offset, _ in batches] == [0, 4000, 8000]
+    assert pa.Table.from_batches([b for _, b in batches]).equals(table)
+
+
+def test_a_corrupt_row_group_read_with_others_is_named(tmp_path):
+    path = tmp_path / "good.parquet"
+    rng = np.random.default_rng(5)
+    table = pa.table({"x": rng.normal(size=5000), "label": rng.integers(0, 2, 5000)})
+    pq.write_table(table, path, row_group_size=1000, compression="snappy")
+    data = path.read_bytes()
+    meta = pq.ParquetFile(path).metadata.row_group(3).column(0)
+    start = meta.data_page_offset
+    for off in range(start + 16, start + meta.total_compressed_size - 16, 53):
+        bad = bytearray(data)
+        for k in range(8):
+            bad[off + k] ^= 0xFF
+        flipped = tmp_path / "flipped.parquet"
+        flipped.write_bytes(bytes(bad))
+        try:
+            pq.read_table(flipped)
+        except (pa.ArrowException, OSError):
+            break
+    else:
+        pytest.fail("no byte flip in row group 3 made pyarrow fail")
+    source = open_source(flipped, role="train")
+    with pytest.raises(InputError, match=r"row group 3 is corrupt"):
+        list(source.batches(65_536))

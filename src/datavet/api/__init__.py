@@ -198,8 +198,19 @@ def audit(
         scheduler=args.scheduler,
     )
     evidence = gather(runner, opened, args)
-    findings, outcomes = run_rules(args.auditors, _context(evidence))
+    findings, outcomes = run_rules(
+        args.auditors, _context(evidence), workers=rule_workers(args.workers)
+    )
     return _report(evidence, findings, outcomes, args, perf_counter() - started)
+
+
+def rule_workers(workers: int | None) -> int:
+    """Threads for the rules: the cores, at most 4 (twenty-odd rules, most of them short; more
+    threads only contend for the GIL), or ``workers`` when given."""
+    import os
+
+    cores = os.cpu_count() or 1
+    return max(1, min(4, cores) if workers is None else min(workers, cores))
 
 
 def _context(evidence: Evidence) -> AuditContext:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from datavet.findings import Finding, Severity
@@ -33,6 +33,9 @@ __all__ = [
 ]
 
 
+_ROWS_LOCK = threading.Lock()
+
+
 @dataclass(frozen=True)
 class AuditContext:
     train: Profile
@@ -58,13 +61,23 @@ class AuditContext:
         the scale check and the baselines' features, where they only make noise."""
         return {c for c in (self.group, *self.id_columns) if c}
 
-    @cached_property
+    @property
     def rows(self) -> RowChecks:
-        """Overlap, duplicate and conflict results from the row hashes (S001-S003)."""
+        """Overlap, duplicate and conflict results from the row hashes (S001-S003), computed
+        once, by the first rule that asks (the rules may run on several threads)."""
         if self.precomputed_rows is not None:
             return self.precomputed_rows
-        test = self.test.hashes if self.test is not None else None
-        return checks_of(self.train.hashes, test, with_labels=self.train.label is not None)
+        found = self.__dict__.get("_rows")
+        if found is None:
+            with _ROWS_LOCK:
+                found = self.__dict__.get("_rows")
+                if found is None:
+                    test = self.test.hashes if self.test is not None else None
+                    found = checks_of(
+                        self.train.hashes, test, with_labels=self.train.label is not None
+                    )
+                    self.__dict__["_rows"] = found  # frozen dataclass: its own cache slot
+        return found
 
     @property
     def splits(self) -> list[Profile]:

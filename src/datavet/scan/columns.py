@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -212,7 +213,7 @@ def _string_stats(stats: ColumnStats, enc, offset: int) -> ColumnStats:
     # values, as _count(present, offset)
     if present >= SCREEN_MIN_ROWS:
         present_codes = codes[~missing] if stats.missing else codes
-        idx = np.random.default_rng(offset).integers(0, present, SCREEN_SAMPLE)
+        idx = screen_index(offset, present)
         _, sample_counts = np.unique(present_codes[idx], return_counts=True)
         if len(sample_counts) > CAPACITY and int(sample_counts.max()) <= SCREEN_MAX_REPEAT:
             stats.values = ValueCounter(total=present, exact=False)
@@ -271,6 +272,15 @@ SCREEN_SAMPLE = 2048
 SCREEN_MAX_REPEAT = 8  # a value seen at most this often in the sample is under ~1% of the batch
 
 
+@functools.lru_cache(maxsize=64)
+def screen_index(seed: int, n: int) -> np.ndarray:
+    """The rows of a batch of ``n`` rows the screening sample reads (seeded by the batch's
+    first row, so runs repeat): the same for every column of the batch, drawn once."""
+    idx = np.random.default_rng(seed).integers(0, n, SCREEN_SAMPLE)
+    idx.flags.writeable = False
+    return idx
+
+
 def _no_heavy_values(arr: pa.Array, seed: int) -> bool:
     """True when a sample shows a high-cardinality batch with no value above ~1% of it.
 
@@ -280,7 +290,7 @@ def _no_heavy_values(arr: pa.Array, seed: int) -> bool:
     strided, so periodic values cannot hide from it. A value covering 1% of the batch appears
     about 20 times in it, 8 or fewer with probability ~0.2%; one covering 99% (F002) always shows.
     """
-    idx = np.random.default_rng(seed).integers(0, len(arr), SCREEN_SAMPLE)
+    idx = screen_index(seed, len(arr))
     sample = arr.take(pa.array(idx))
     vc = pc.value_counts(sample)
     if len(vc) <= CAPACITY:
@@ -293,7 +303,7 @@ def _count_numbers(present: np.ndarray, seed: int) -> ValueCounter:
     0.0) or booleans, screening the sample in NumPy: the Arrow array is built only when the
     batch is counted exactly."""
     if len(present) >= SCREEN_MIN_ROWS:
-        idx = np.random.default_rng(seed).integers(0, len(present), SCREEN_SAMPLE)
+        idx = screen_index(seed, len(present))
         _, counts = np.unique(present[idx], return_counts=True)
         if len(counts) > CAPACITY and int(counts.max()) <= SCREEN_MAX_REPEAT:
             return ValueCounter(total=len(present), exact=False)

@@ -53,6 +53,33 @@ def _text_lanes(values: np.ndarray, missing: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+# The lanes of small dictionaries, by their values: a text column with a few levels has the
+# same dictionary in every batch, and hashing it through pandas costs ~1 ms a call (more than
+# the rest of the column's work). Bounded; the arrays are read-only.
+SMALL_DICTIONARY = 256
+_LANES_SEEN: dict[tuple, list[np.ndarray]] = {}
+_LANES_SEEN_MAX = 512
+
+
+def value_lanes(values: pa.Array) -> list[np.ndarray]:
+    """Both hash lanes of each value of a text array without nulls (as ``_text_lanes``)."""
+    key = None
+    if len(values) <= SMALL_DICTIONARY:
+        key = tuple(values.to_pylist())
+        hit = _LANES_SEEN.get(key)
+        if hit is not None:
+            return hit
+    objects = values.to_numpy(zero_copy_only=False).astype(object)
+    lanes = _text_lanes(objects, np.zeros(len(objects), bool))
+    if key is not None:
+        for lane in lanes:
+            lane.flags.writeable = False
+        if len(_LANES_SEEN) >= _LANES_SEEN_MAX:
+            _LANES_SEEN.clear()
+        _LANES_SEEN[key] = lanes
+    return lanes
+
+
 class Strings:
     """A text column of one batch, dictionary-encoded once: each distinct value is hashed,
     regex-matched and counted once, and rows only index into the results (no Python object
@@ -83,8 +110,7 @@ class Strings:
     def dictionary_lanes(self) -> list[np.ndarray]:
         """Both hash lanes of every dictionary value (as ``_text_lanes`` hashes them)."""
         if self._lanes is None:
-            values = self.dictionary.to_numpy(zero_copy_only=False).astype(object)
-            self._lanes = _text_lanes(values, np.zeros(len(values), bool))
+            self._lanes = value_lanes(self.dictionary)
         return self._lanes
 
     def lanes(self) -> list[np.ndarray]:
@@ -110,8 +136,18 @@ def column_lanes(
     ``as_number``: the column is numeric in another split, so strings that parse as numbers hash
     as those numbers (a CSV's "1.5" equals a Parquet's 1.5). ``cache``: what the batch's other
     passes over this column already computed (``"float"``: its values as float64,
-    ``"strings"``: its :class:`Strings` encoding); filled in here when missing.
+    ``"strings"``: its :class:`Strings` encoding, ``("lanes", as_number)``: these lanes, which
+    the row hash and the near-duplicate fingerprints both read); filled in here when missing.
     """
+    if cache is None:
+        return _column_lanes(arr, as_number, cache)
+    key = ("lanes", as_number)
+    if key not in cache:
+        cache[key] = _column_lanes(arr, as_number, cache)
+    return cache[key]
+
+
+def _column_lanes(arr: pa.Array, as_number: bool, cache: dict | None) -> list[np.ndarray]:
     arr = dense(arr)
     kind = column_kind(arr.type)
     if kind in ("numeric", "bool"):

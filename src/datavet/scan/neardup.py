@@ -25,12 +25,12 @@ from datavet.scan.hashing import (
     RowHashes,
     _numeric_lanes,
     _take_lanes,
-    _text_lanes,
     column_lanes,
     combine_lanes,
     float_values,
     fold_weights,
     string_values,
+    value_lanes,
 )
 from datavet.scan.rounding import round_significant
 from datavet.scan.rowhash import hash_rows
@@ -51,8 +51,7 @@ def near_lanes(arr: pa.Array, digits: int, cache: dict | None = None) -> list[np
         folded = pc.utf8_lower(enc.dictionary)
         folded = pc.utf8_trim_whitespace(folded)
         folded = pc.replace_substring_regex(folded, r"\s+", " ")
-        values = folded.to_numpy(zero_copy_only=False).astype(object)
-        return _take_lanes(_text_lanes(values, np.zeros(len(values), bool)), enc.codes)
+        return _take_lanes(value_lanes(folded), enc.codes)
     return column_lanes(arr, cache=cache)
 
 

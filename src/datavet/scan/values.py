@@ -13,9 +13,14 @@ import pyarrow.compute as pc
 MAX_EXAMPLES = 5
 
 
+_NARROW_DECIMALS = tuple(
+    f for f in (getattr(pa.types, f"is_decimal{bits}", None) for bits in (32, 64)) if f
+)
+
+
 def _narrow_decimal(t: pa.DataType) -> bool:
     """decimal32 / decimal64: newer types most compute kernels do not take (read as decimal128)."""
-    return any(getattr(pa.types, f"is_decimal{bits}", lambda _t: False)(t) for bits in (32, 64))
+    return any(is_narrow(t) for is_narrow in _NARROW_DECIMALS)
 
 
 def storage_type(arrow_type: pa.DataType) -> pa.DataType:
@@ -82,12 +87,23 @@ def _column_kind(arrow_type: pa.DataType) -> str:
     return "other"
 
 
+# Types that are their own dense form (nothing to decode, combine or cast)
+_DENSE_TYPES = frozenset(
+    [pa.bool_(), pa.float16(), pa.float32(), pa.float64(), pa.string(), pa.large_string()]
+    + [getattr(pa, f"{s}int{b}")() for s in ("", "u") for b in (8, 16, 32, 64)]
+    + [pa.date32(), pa.date64(), pa.binary(), pa.large_binary(), pa.null()]
+    + [pa.timestamp(u) for u in ("s", "ms", "us", "ns")]
+)
+
+
 def dense(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     """One plain Arrow array: chunks combined, dictionaries decoded, extension types as their
     storage, run-end encoding expanded, view types as their plain equivalents."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
     t = arr.type
+    if t in _DENSE_TYPES:  # the common case, asked for every column of every batch
+        return arr
     if isinstance(t, pa.ExtensionType):
         return dense(arr.storage)
     if pa.types.is_run_end_encoded(t):

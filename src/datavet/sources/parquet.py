@@ -154,11 +154,12 @@ class ParquetSource(TabularSource):
             try:
                 with self.filesystem.open_input_file(path) as fh:
                     pf = pq.ParquetFile(fh)
-                    for rg in range(pf.num_row_groups):
+                    for groups in _grouped(pf.metadata, batch_rows):
                         try:
-                            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[rg]):
+                            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=groups):
                                 yield conform(batch)
                         except _PARQUET_ERRORS as exc:
+                            rg, exc = _corrupt_group(pf, groups, exc)
                             raise InputError(
                                 label, f"row group {rg} is corrupt ({_reader_problem(exc)})"
                             ) from None
@@ -166,6 +167,34 @@ class ParquetSource(TabularSource):
                 raise InputError(
                     label, f"not a readable Parquet file ({_reader_problem(exc)})"
                 ) from None
+
+
+def _grouped(metadata, batch_rows: int) -> list[list[int]]:
+    """Consecutive row groups read together, up to ``batch_rows`` rows: a file written in
+    small row groups is read in batches of the size asked for, not of its row groups."""
+    out: list[list[int]] = []
+    rows = 0
+    for rg in range(metadata.num_row_groups):
+        n = metadata.row_group(rg).num_rows
+        if out and rows + n <= batch_rows:
+            out[-1].append(rg)
+            rows += n
+        else:
+            out.append([rg])
+            rows = n
+    return out
+
+
+def _corrupt_group(pf, groups: list[int], exc: Exception) -> tuple[int, Exception]:
+    """The first of ``groups`` that cannot be read alone, and its error (the error path only:
+    the groups read together failed with ``exc``)."""
+    for rg in groups:
+        try:
+            for _ in pf.iter_batches(row_groups=[rg]):
+                pass
+        except _PARQUET_ERRORS as alone:
+            return rg, alone
+    return groups[0], exc
 
 
 def open_parquet(path: Path | str, name: str) -> ParquetSource:
