@@ -387,3 +387,13 @@ def _fresh(code: str) -> str:
     )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
+
+
+def test_ks_2samp_warn_false_keeps_the_fallback_quiet():
+    x, y = np.arange(1.0, 6.0), np.arange(1.0, 6.0) + 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = st.ks_2samp(x, y, warn=False)
+    with pytest.warns(RuntimeWarning):
+        loud = st.ks_2samp(x, y)
+    assert (quiet.statistic, quiet.pvalue) == (loud.statistic, loud.pvalue)

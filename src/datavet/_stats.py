@@ -420,7 +420,7 @@ def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
 KS_EXACT_MAX_N = 10_000  # SciPy's method="auto": the exact null distribution up to this size
 
 
-def ks_2samp(data1, data2) -> SimpleNamespace:
+def ks_2samp(data1, data2, *, warn: bool = True) -> SimpleNamespace:
     """The two-sided two-sample Kolmogorov-Smirnov test, ported from SciPy: the same
     ``.statistic`` (D, the largest gap between the two empirical CDFs) and ``.pvalue`` as
     ``scipy.stats.ks_2samp(data1, data2)`` (method="auto").
@@ -428,8 +428,10 @@ def ks_2samp(data1, data2) -> SimpleNamespace:
     The p-value is exact (Hodges' lattice-path count) when neither sample has more than
     10,000 values, and otherwise the one-sample distribution of D at the effective size
     ``n1 * n2 / (n1 + n2)``. When the exact count fails (it can round past 1 for a tiny D),
-    it warns and uses the latter, as SciPy does. A NaN in either sample, or an empty sample,
-    gives NaN for both (SciPy's nan_policy="propagate"; SciPy also warns on an empty one).
+    it warns (unless ``warn=False``: no ``warnings.catch_warnings`` needed, which is not
+    thread-safe) and uses the latter, as SciPy does. A NaN in either sample, or an empty
+    sample, gives NaN for both (SciPy's nan_policy="propagate"; SciPy also warns on an empty
+    one).
     """
     found = _ks_d(data1, data2)
     if found is None:
@@ -439,7 +441,7 @@ def ks_2samp(data1, data2) -> SimpleNamespace:
     exact = max(n1, n2) <= KS_EXACT_MAX_N
     if exact:
         exact, d, p = _ks_exact(n1, n2, d)
-        if not exact:
+        if not exact and warn:
             warnings.warn(
                 "ks_2samp: Exact calculation unsuccessful. Switching to method=asymp.",
                 RuntimeWarning,
