@@ -336,7 +336,7 @@ def test_any_tail_matches_the_reference(case):
 def test_symmetries(case):
     M, n, N, x = case
     cdf, sf = st.hypergeom.cdf(x, M, n, N), st.hypergeom.sf(x, M, n, N)
-    assert abs(cdf + sf - 1.0) <= 2e-15
+    assert abs(cdf + sf - 1.0) <= 3e-14  # each tail to ~1.4e-14 (running products of 64)
     assert close(st.hypergeom.cdf(x, M, N, n), cdf)  # drawn and class swap roles
     assert close(st.hypergeom.sf(n - x - 1, M, n, M - N), cdf)  # the class rows left undrawn
     lower, upper = st.hypergeom.tails(x, M, n, N)

@@ -1,20 +1,25 @@
 """The few SciPy statistics the rules use, in NumPy and ``math``, without importing SciPy.
 
 ``import scipy.stats`` costs about 0.7 s (more than a whole audit of a small file), while the
-rules on a small table need a rank transform, a few tail probabilities and one exact
-hypergeometric test. These functions take SciPy's arguments and give its results (the tests
-compare them with SciPy's to 1e-9 relative); the hypergeometric tails are exact at any size
-(closer than SciPy's own past a population of about 100,000).
+rules on a small table need a rank transform, a few tail probabilities, one exact
+hypergeometric test and the two-sample Kolmogorov-Smirnov test. These functions take SciPy's
+arguments and give its results (the tests compare them with SciPy's to 1e-9 relative); the
+hypergeometric tails are exact at any size (closer than SciPy's own past a population of about
+100,000).
 
 - ``rankdata`` (average ranks), ``spearmanr`` (``.statistic`` only);
 - ``binomtest`` (``.pvalue``), ``chi2_contingency`` (no continuity correction),
   ``t.sf``, ``norm.sf``, ``chi2.sf``;
-- ``hypergeom.cdf`` / ``.sf`` / ``.tails`` (both at once) with scalar population and successes.
+- ``hypergeom.cdf`` / ``.sf`` / ``.tails`` (both at once) with scalar population and successes;
+- ``ks_2samp`` (two-sided, method="auto"; ported from SciPy), ``ks_statistic`` (its D
+  alone) and the distributions it needs, ``smirnov`` (``scipy.special.smirnov``) and
+  ``kstwo_sf`` (``scipy.stats.kstwo.sf``).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -502,7 +507,8 @@ def _as_counts(v) -> np.ndarray:
 
 class _Hypergeom:
     """``scipy.stats.hypergeom`` for a population of ``M`` with ``n`` successes, ``N`` drawn
-    (``M`` and ``n`` scalars; ``x`` and ``N`` arrays)."""
+    (``M`` and ``n`` scalars; ``x`` and ``N`` arrays): each tail summed over a window of
+    its anchor (see above), exact at any size."""
 
     def tails(self, x, M, n, N) -> tuple[np.ndarray, np.ndarray]:
         """(P(X <= x), P(X >= x)), from one sum a query."""
@@ -543,3 +549,490 @@ class _Hypergeom:
 
 
 hypergeom = _Hypergeom()
+
+
+# -- the two-sample Kolmogorov-Smirnov test ------------------------------------------------
+#
+# ``ks_2samp`` below is ported from SciPy (``scipy/stats/_stats_py.py``: ks_2samp,
+# _attempt_exact_2kssamp, _compute_prob_outside_square; ``_stats_pythran.py``:
+# _compute_outer_prob_inside_method; ``_ksstats.py``: _kolmogn and its three methods;
+# ``xsf/cephes/kolmogorov.h``: smirnov), SciPy 1.17, BSD-3-Clause licence, (c) the SciPy
+# developers. Two-sided, method="auto" only.
+
+KS_EXACT_MAX_N = 10_000  # SciPy's method="auto": the exact null distribution up to this size
+
+
+def ks_2samp(data1, data2, *, warn: bool = True) -> SimpleNamespace:
+    """The two-sided two-sample Kolmogorov-Smirnov test, ported from SciPy: the same
+    ``.statistic`` (D, the largest gap between the two empirical CDFs) and ``.pvalue`` as
+    ``scipy.stats.ks_2samp(data1, data2)`` (method="auto").
+
+    The p-value is exact (Hodges' lattice-path count) when neither sample has more than
+    10,000 values, and otherwise the one-sample distribution of D at the effective size
+    ``n1 * n2 / (n1 + n2)``. When the exact count fails (it can round past 1 for a tiny D),
+    it warns (unless ``warn=False``: no ``warnings.catch_warnings`` needed, which is not
+    thread-safe) and uses the latter, as SciPy does. A NaN in either sample, or an empty
+    sample, gives NaN for both (SciPy's nan_policy="propagate"; SciPy also warns on an empty
+    one).
+    """
+    found = _ks_d(data1, data2)
+    if found is None:
+        return SimpleNamespace(statistic=math.nan, pvalue=math.nan)
+    d, n1, n2 = found
+    p = math.nan
+    exact = max(n1, n2) <= KS_EXACT_MAX_N
+    if exact:
+        exact, d, p = _ks_exact(n1, n2, d)
+        if not exact and warn:
+            warnings.warn(
+                "ks_2samp: Exact calculation unsuccessful. Switching to method=asymp.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    if not exact:
+        m, n = sorted([float(n1), float(n2)], reverse=True)
+        p = kstwo_sf(d, round(m * n / (m + n)))
+    return SimpleNamespace(statistic=d, pvalue=_clip01(p))
+
+
+def ks_statistic(data1, data2) -> float:
+    """``ks_2samp(data1, data2).statistic`` without the p-value: D, on the lattice of
+    multiples of 1/lcm(n1, n2) where the p-value would be exact (as SciPy rounds it)."""
+    found = _ks_d(data1, data2)
+    if found is None:
+        return math.nan
+    d, n1, n2 = found
+    if max(n1, n2) <= KS_EXACT_MAX_N:
+        lcm = (n1 // math.gcd(n1, n2)) * n2
+        d = round(d * lcm) / lcm
+    return d
+
+
+def _ks_d(data1, data2) -> tuple[float, int, int] | None:
+    """(D, n1, n2), or None when a sample is empty or holds a NaN."""
+    x = np.sort(np.asarray(data1).ravel())
+    y = np.sort(np.asarray(data2).ravel())
+    n1, n2 = len(x), len(y)
+    if not n1 or not n2 or _nan_last(x) or _nan_last(y):  # sorted: a NaN sorts last
+        return None
+    both = np.concatenate([x, y])
+    gaps = np.searchsorted(x, both, side="right") / n1 - np.searchsorted(y, both, side="right") / n2
+    below, above = float(np.clip(-gaps.min(), 0, 1)), float(gaps.max())
+    return (below if below > above else above), n1, n2
+
+
+def _nan_last(x: np.ndarray) -> bool:
+    return x.dtype.kind in "fc" and bool(np.isnan(x[-1]))
+
+
+def _clip01(p: float) -> float:
+    return float(min(1.0, max(0.0, p))) if p == p else math.nan
+
+
+def _ks_exact(n1: int, n2: int, d: float) -> tuple[bool, float, float]:
+    """(success, D rounded to a multiple of 1/lcm(n1, n2), P(D' >= D)) by counting lattice
+    paths (Hodges 1958, after Drion, Gnedenko and Korolyuk). Ported from SciPy's
+    ``_attempt_exact_2kssamp`` (two-sided)."""
+    g = math.gcd(n1, n2)
+    lcm = (n1 // g) * n2
+    h = round(d * lcm)
+    d = h / lcm
+    if h == 0:
+        return True, d, 1.0
+    p = _ks_outside_square(n1, h) if n1 == n2 else _ks_outside_band(n1, n2, g, h)
+    if not 0 <= p <= 1:
+        return False, d, math.nan
+    return True, d, p
+
+
+def _ks_outside_square(n: int, h: int) -> float:
+    """P(D >= h/n) for two samples of n values: the reflection sum
+    2 * sum_k (-1)^(k+1) C(2n, n - k h) / C(2n, n), each term divided by C(2n, n) and nested
+    Horner-like, P = 2 A0 (1 - A1 (1 - A2 (...))), so that nothing cancels. Ported from
+    SciPy's ``_compute_prob_outside_square``."""
+    total = 0.0
+    k = n // h
+    while k >= 0:
+        ratio = 1.0
+        for j in range(h):
+            ratio = (n - k * h - j) * ratio / (n + k * h + j + 1)
+        total = ratio * (1.0 - total)
+        k -= 1
+    return 2 * total
+
+
+def _ks_outside_band(m: int, n: int, g: int, h: int) -> float:
+    """The share of the lattice paths from (0, 0) to (m, n) that leave the band
+    |i n/g - j m/g| < h (Hodges' inside method, with Viehmann's (2021) recursion for the
+    complement so that a small p-value keeps its digits): u(i, j), the share of the paths to
+    (i, j) that have left the band, is 1 outside it, and inside
+    u(i, j) = (i u(i-1, j) + j u(i, j-1)) / (i + j).
+
+    Ported from SciPy's ``_compute_outer_prob_inside_method``, which sweeps the columns one
+    cell at a time in compiled code; here the anti-diagonals i + j = s are swept, each as one
+    NumPy step (every cell on one depends only on the one before), with the same arithmetic
+    per cell: the same result to the last bit."""
+    if m < n:
+        m, n = n, m
+    mg, ng = m // g, n // g
+    width = mg + ng
+    # u[i + 1] = u(i, s - i) on diagonal s; u[0] pads i = -1. Two buffers, for s and s - 1:
+    # a position holds 1 unless the band covered it on that buffer's last diagonal.
+    cur, last = np.ones(m + 2), np.ones(m + 2)
+    last[1] = 0.0  # (0, 0): no path has left yet
+    los = [0, 0]  # the band's first i on the diagonals the two buffers hold
+    i_up = np.arange(m + 1, dtype=float)
+    j_down = np.arange(m + n, -1, -1, dtype=float)  # j_down[m + n - s + i] = s - i
+    tmp = np.empty(m + 1)
+    for s in range(1, m + n + 1):
+        # the cells of the diagonal inside the band, |ng i - mg (s - i)| < h; lo and hi only grow
+        lo = max((mg * s - h) // width + 1, s - n, 0)
+        hi = min(-(-(mg * s + h) // width) - 1, s, m)
+        if lo > hi:
+            return 1.0  # every path crosses this diagonal outside the band
+        stale = los[s % 2]
+        if lo > stale:
+            cur[stale + 1 : lo + 1] = 1.0  # left the band since this buffer's diagonal
+        out = cur[lo + 1 : hi + 2]
+        k = m + n - s
+        np.multiply(last[lo : hi + 1], i_up[lo : hi + 1], out=out)  # i u(i-1, j)
+        np.multiply(last[lo + 1 : hi + 2], j_down[k + lo : k + hi + 1], out=tmp[: hi - lo + 1])
+        out += tmp[: hi - lo + 1]  # + j u(i, j-1)
+        out /= s
+        los[s % 2] = lo
+        cur, last = last, cur
+    return float(last[m + 1])
+
+
+# -- the one-sample Kolmogorov distribution: P(D_n >= x), as scipy.stats.kstwo.sf(x, n) -----
+#
+# Simard & L'Ecuyer (2011), "Computing the two-sided Kolmogorov-Smirnov distribution", choose
+# by n and n x^2 among: Ruben-Gambino's closed forms at the ends, 2 * smirnov(n, x) (exact for
+# x >= 1/2, where the one-sided events are disjoint, and close to exact far in the tail),
+# Durbin's matrix (1968) as Marsaglia, Tsang & Wang (2003) compute it, Pomeranz's recursion
+# (1974) and the Pelz-Good (1976) asymptotic series.
+
+_EP128 = np.ldexp(np.longdouble(1), 128)  # SciPy scales by 2**128 in long double
+_EM128 = np.ldexp(np.longdouble(1), -128)
+_STIRLING_COEFFS = [  # B_2j / (2j (2j - 1)), j = 8 .. 1
+    -2.955065359477124183e-2,
+    6.4102564102564102564e-3,
+    -1.9175269175269175269e-3,
+    8.4175084175084175084e-4,
+    -5.952380952380952381e-4,
+    7.9365079365079365079e-4,
+    -2.7777777777777777778e-3,
+    8.3333333333333333333e-2,
+]
+
+
+def kstwo_sf(x: float, n: float) -> float:
+    """P(D_n >= x) for the two-sided one-sample statistic D_n (``scipy.stats.kstwo.sf``, its
+    support checks and then SciPy's ``_kolmogn(n, x, cdf=False)``, ported from SciPy)."""
+    if x != x or n != n or n < 1 or n != int(n):
+        return math.nan
+    n = int(n)
+    if x <= 0.5 / n:  # below the support
+        return 1.0
+    if x >= 1.0:
+        return 0.0
+    t = n * x
+    if t <= 1.0:  # Ruben-Gambino, 1/(2n) < x <= 1/n: P(D_n <= x) = n!/n^n (2t - 1)^n
+        if n <= 140:
+            cdf = float(np.prod(np.arange(1, n + 1) * (1.0 / n) * (2 * t - 1)))
+        else:
+            cdf = math.exp(_log_nfactorial_div_n_pow_n(n) + n * math.log(2 * t - 1))
+        return _clip01(1.0 - cdf)
+    if t >= n - 1:  # Ruben-Gambino, x >= 1 - 1/n
+        return _clip01(2 * (1.0 - x) ** n)
+    if x >= 0.5:
+        return _clip01(2 * smirnov(n, x))
+    nxsquared = t * x
+    if n <= 140:
+        if nxsquared <= 0.754693:
+            return _clip01(1.0 - _kolmogn_dmtw(n, x))
+        if nxsquared <= 4:
+            return _clip01(1.0 - _kolmogn_pomeranz(n, x))
+        return _clip01(2 * smirnov(n, x))  # Miller's approximation
+    if nxsquared >= 370.0:
+        return 0.0
+    if nxsquared >= 2.2:
+        return _clip01(2 * smirnov(n, x))
+    if n <= 100_000 and n * x**1.5 <= 1.4:
+        return _clip01(1.0 - _kolmogn_dmtw(n, x))
+    return _clip01(1.0 - _kolmogn_pelz_good(n, x))
+
+
+def _log_nfactorial_div_n_pow_n(n: int) -> float:
+    """log(n! / n^n) by Stirling's series, n log n taken out first so that nothing cancels
+    (ported from SciPy's ``_log_nfactorial_div_n_pow_n``)."""
+    rn = 1.0 / n
+    return float(
+        np.log(n) / 2 - n + math.log(2 * math.pi) / 2 + rn * np.polyval(_STIRLING_COEFFS, rn / n)
+    )
+
+
+def _kolmogn_dmtw(n: int, d: float) -> float:
+    """P(D_n <= d) by Durbin's matrix: with d = (k - h)/n, the (k, k) entry of n!/n^n H^n for
+    an m x m matrix H, m = 2k - 1, powered by squaring and rescaled by 2**128 as it grows
+    (Marsaglia, Tsang & Wang 2003). Ported from SciPy's ``_kolmogn_DMTW``."""
+    if d >= 1.0:
+        return 1.0
+    nd = n * d
+    if nd <= 0.5:
+        return 0.0
+    k = int(np.ceil(nd))
+    h = k - nd
+    m = 2 * k - 1
+    H = np.zeros([m, m])
+    # v is the first column (and, reversed, the last row): v[j] = (1 - h^(j+1)) / (j+1)!
+    intm = np.arange(1, m + 1)
+    v = 1.0 - h**intm
+    w = np.empty(m)
+    fac = 1.0
+    for j in intm:
+        w[j - 1] = fac
+        fac /= j  # may underflow: harmless
+        v[j - 1] *= fac
+    tt = max(2 * h - 1.0, 0) ** m - 2 * h**m
+    v[-1] = (1.0 + tt) * fac
+    for i in range(1, m):
+        H[i - 1 :, i] = w[: m - i + 1]
+    H[:, 0] = v
+    H[-1, :] = np.flip(v, axis=0)
+
+    Hpwr = np.eye(m)
+    nn = n
+    expnt = 0  # the power-of-two scale of Hpwr
+    Hexpnt = 0  # and of H
+    while nn > 0:
+        if nn % 2:
+            Hpwr = np.matmul(Hpwr, H)
+            expnt += Hexpnt
+        H = np.matmul(H, H)
+        Hexpnt *= 2
+        if np.abs(H[k - 1, k - 1]) > _EP128:
+            H /= _EP128
+            Hexpnt += 128
+        nn = nn // 2
+    p = Hpwr[k - 1, k - 1]
+    for i in range(1, n + 1):  # times n!/n^n
+        p = i * p / n
+        if np.abs(p) < _EM128:
+            p *= _EP128
+            expnt -= 128
+    if expnt != 0:
+        p = np.ldexp(p, expnt)
+    return _clip01(float(p))
+
+
+def _pomeranz_j1j2(i: int, n: int, ll: int, ceilf: int, roundf: int) -> tuple[int, int]:
+    """The first and last non-zero entries of row i of Pomeranz's recursion (ported from
+    SciPy's ``_pomeranz_compute_j1j2``)."""
+    if i == 0:
+        j1, j2 = -ll - ceilf - 1, ll + ceilf - 1
+    else:
+        ip1div2, ip1mod2 = divmod(i + 1, 2)
+        if ip1mod2 == 0:  # i odd
+            if ip1div2 == n + 1:
+                j1, j2 = n - ll - ceilf - 1, n + ll + ceilf - 1
+            else:
+                j1, j2 = ip1div2 - 1 - ll - roundf - 1, ip1div2 + ll - 1 + ceilf - 1
+        else:
+            j1, j2 = ip1div2 - 1 - ll - 1, ip1div2 + ll + roundf - 1
+    return max(j1 + 2, 0), min(j2, n)
+
+
+def _kolmogn_pomeranz(n: int, x: float) -> float:
+    """P(D_n <= x) by Pomeranz's recursion (1974): 2n + 1 rows, each the convolution of the
+    last with a few Poisson-like weights, only their non-zero stretch kept, rescaled by
+    2**128 against underflow; the answer is n! times the last entry. Ported from SciPy's
+    ``_kolmogn_Pomeranz``."""
+    t = n * x
+    ll = int(np.floor(t))
+    f = 1.0 * (t - ll)  # the fractional part of t
+    g = min(f, 1.0 - f)
+    ceilf = 1 if f > 0 else 0
+    roundf = 1 if f > 0.5 else 0
+    npwrs = 2 * (ll + 1)
+    gpower = np.empty(npwrs)  # (g/n)^m / m!
+    twogpower = np.empty(npwrs)  # (2g/n)^m / m!
+    onem2gpower = np.empty(npwrs)  # ((1 - 2g)/n)^m / m!
+    gpower[0] = twogpower[0] = onem2gpower[0] = 1.0
+    expnt = 0
+    g_over_n, two_g_over_n, one_minus_two_g_over_n = g / n, 2 * g / n, (1 - 2 * g) / n
+    for m in range(1, npwrs):
+        gpower[m] = gpower[m - 1] * g_over_n / m
+        twogpower[m] = twogpower[m - 1] * two_g_over_n / m
+        onem2gpower[m] = onem2gpower[m - 1] * one_minus_two_g_over_n / m
+
+    V0 = np.zeros([npwrs])
+    V1 = np.zeros([npwrs])
+    V1[0] = 1
+    V0s, V1s = 0, 0  # where the two rows start
+    j1, j2 = _pomeranz_j1j2(0, n, ll, ceilf, roundf)
+    for i in range(1, 2 * n + 2):
+        k1 = j1
+        V0, V1 = V1, V0
+        V0s, V1s = V1s, V0s
+        V1.fill(0.0)
+        j1, j2 = _pomeranz_j1j2(i, n, ll, ceilf, roundf)
+        if i == 1 or i == 2 * n + 1:
+            pwrs = gpower
+        else:
+            pwrs = twogpower if i % 2 else onem2gpower
+        ln2 = j2 - k1 + 1
+        if ln2 > 0:
+            conv = np.convolve(V0[k1 - V0s : k1 - V0s + ln2], pwrs[:ln2])
+            conv_start = j1 - k1
+            conv_len = j2 - j1 + 1
+            V1[:conv_len] = conv[conv_start : conv_start + conv_len]
+            if 0 < np.max(V1) < _EM128:
+                V1 *= _EP128
+                expnt -= 128
+            V1s = V0s + j1 - k1
+    ans = V1[n - V1s]
+    for m in range(1, n + 1):  # times n!
+        if np.abs(ans) > _EP128:
+            ans *= _EM128
+            expnt += 128
+        ans *= m
+    if expnt != 0:
+        ans = np.ldexp(ans, expnt)
+    return _clip01(float(ans))
+
+
+def _kolmogn_pelz_good(n: int, x: float) -> float:
+    """P(D_n <= x) by the Pelz-Good (1976) series: Li-Chien's and Korolyuk's expansion
+    K0(z) + K1(z)/sqrt(n) + K2(z)/n + K3(z)/n^1.5, z = x sqrt(n), rewritten through Jacobi's
+    theta functions for small z. Ported from SciPy's ``_kolmogn_PelzGood``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    z = np.sqrt(n) * x
+    zsquared, zthree, zfour, zsix = z**2, z**3, z**4, z**6
+    qlog = -(math.pi**2) / 8 / zsquared
+    if qlog < -708:  # z below ~0.0417
+        return 0.0
+    q = np.exp(qlog)
+    pi2, pi4, pi6 = math.pi**2, math.pi**4, math.pi**6
+    k1a = -zsquared
+    k1b = pi2 / 4
+    k2a = 6 * zsix + 2 * zfour
+    k2b = (2 * zfour - 5 * zsquared) * pi2 / 4
+    k2c = pi4 * (1 - 2 * zsquared) / 16
+    k3d = pi6 * (5 - 30 * zsquared) / 64
+    k3c = pi4 * (-60 * zsquared + 212 * zfour) / 16
+    k3b = pi2 * (135 * zfour - 96 * zsix) / 4
+    k3a = -30 * zsix - 90 * z**8
+
+    K0to3 = np.zeros(4)
+    # sum c_i q^(i^2) over odd i, Horner-like
+    maxk = int(np.ceil(16 * z / np.pi))
+    for k in range(maxk, 0, -1):
+        m = 2 * k - 1
+        msquared, mfour, msix = m**2, m**4, m**6
+        qpower = np.power(q, 8 * k)
+        coeffs = np.array(
+            [
+                1.0,
+                k1a + k1b * msquared,
+                k2a + k2b * msquared + k2c * mfour,
+                k3a + k3b * msquared + k3c * mfour + k3d * msix,
+            ]
+        )
+        K0to3 *= qpower
+        K0to3 += coeffs
+    K0to3 *= q
+    K0to3 *= np.sqrt(2 * np.pi)
+    K0to3 /= np.array([z, 6 * zfour, 72 * z**7, 6480 * z**10])
+    # the sums over every integer k: K2 (pi^2 k^2) q^(k^2), K3 (3 pi^2 k^2 z^2 - pi^4 k^4) q^(k^2)
+    q = np.exp(-pi2 / 2 / zsquared)
+    ks = np.arange(maxk, 0, -1)
+    ksquared = ks**2
+    sqrt3z = np.sqrt(3) * z
+    kspi = np.pi * ks
+    qpwers = q**ksquared
+    k2extra = np.sum(ksquared * qpwers)
+    k2extra *= pi2 * np.sqrt(2 * np.pi) / (-36 * zthree)
+    K0to3[2] += k2extra
+    k3extra = np.sum((sqrt3z + kspi) * (sqrt3z - kspi) * ksquared * qpwers)
+    k3extra *= pi2 * np.sqrt(2 * np.pi) / (216 * zsix)
+    K0to3[3] += k3extra
+    K0to3 /= np.power(n * 1.0, np.arange(len(K0to3)) / 2.0)
+    return float(sum(K0to3))
+
+
+# -- the one-sided statistic: P(D_n+ >= x), as scipy.special.smirnov(n, x) ------------------
+
+_MINLOG = -7.08396418532264106224e2  # log(2**-1022)
+SMIRNOV_MAX_COMPUTE_N = 1_000_000  # SciPy's: past it, an asymptotic formula
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+# stirlerr(k) = log(k!) - (k + 1/2) log k + k - log sqrt(2 pi), exactly enough from lgamma for
+# small k, from Stirling's series above 15 (Loader 2000)
+_STIRLERR_SMALL = np.array(
+    [0.0]
+    + [math.lgamma(k + 1.0) - (k + 0.5) * math.log(k) + k - _LOG_SQRT_2PI for k in range(1, 16)]
+)
+
+
+def _stirlerr(k: np.ndarray) -> np.ndarray:
+    """Stirling's error log(k!) - log(sqrt(2 pi k) (k/e)^k) for integers k >= 1 (floats)."""
+    big = np.maximum(k, 16.0)
+    kk = big * big
+    series = (1 / 12 - (1 / 360 - (1 / 1260 - (1 / 1680 - (1 / 1188) / kk) / kk) / kk) / kk) / big
+    return np.where(k > 15, series, _STIRLERR_SMALL[np.minimum(k, 15).astype(np.intp)])
+
+
+def smirnov(n: int, x: float) -> float:
+    """P(D_n+ >= x), the one-sided one-sample Kolmogorov-Smirnov survival function
+    (``scipy.special.smirnov``), ported from SciPy's ``xsf/cephes/kolmogorov.h`` (Birnbaum &
+    Tingey's 1951 sum; van Mulbregt 2018)::
+
+        P = sum_{v=0}^{floor(n(1-x))} C(n, v) x (x + v/n)^(v-1) (1 - x - v/n)^(n-v)
+
+    SciPy sums it in double-double arithmetic; here each term is summed from its logarithm,
+    written (Loader's saddle-point form of C(n, v) a^v (1-a)^(n-v), a = v/n) so that no large
+    logarithms cancel: a term carries a relative error of about (n + v) * 1e-16. SciPy sums
+    the few terms past floor(n(1-x)) instead (1 minus their sum) for x <= 0.5/sqrt(n); this
+    sums the lower ones always, the same value. Same special cases: x <= 1/n and
+    x >= 1 - 1/n in closed form, 0 where it underflows, SciPy's asymptotic formula past
+    n = 10^6."""
+    if not (n > 0 and 0.0 <= x <= 1.0):
+        return math.nan
+    if n == 1:
+        return 1.0 - x
+    if x == 0.0:
+        return 1.0
+    if x == 1.0:
+        return 0.0
+    num, den = x.as_integer_ratio()  # n x = n num / den exactly: its floor and fraction
+    nxfl, rem = divmod(n * num, den)
+    alpha, nx = rem / den, n * num / den
+    if nxfl == 0 or (nxfl == 1 and alpha == 0):  # x <= 1/n: P(D_n+ < x) = x (1 + x)^(n-1)
+        return 1.0 - x * math.exp((n - 1) * math.log1p(x))
+    if -2 * n * x * x < _MINLOG:
+        return 0.0
+    if nxfl >= n - 1:  # x >= 1 - 1/n
+        return math.exp(n * math.log1p(-x))
+    if n > SMIRNOV_MAX_COMPUTE_N:  # p ~ exp(-(6nx + 1)^2 / 18n)
+        logp = -((6.0 * n * x + 1) ** 2) / 18.0 / n
+        return math.exp(logp) if logp < -math.log(2) else 1.0 + math.expm1(logp)
+    # v = 0: (1 - x)^n; then v = 1 .. n - nxfl - 1 (1 - x - v/n > 0)
+    v = np.arange(1, n - nxfl, dtype=float)
+    rest = n - v  # n - v, and n - v - n x to full precision:
+    gap = (rest - nxfl) - alpha
+    ratio = gap / rest  # (1 - x - v/n) / (1 - v/n)
+    with np.errstate(divide="ignore"):
+        down = np.where(ratio > 0.5, np.log1p(-(nx / rest)), np.log(ratio))
+    log_terms = (
+        _stirlerr(np.array([float(n)]))[0]
+        - _stirlerr(v)
+        - _stirlerr(rest)
+        + 0.5 * np.log(n / (2 * math.pi * v * rest))
+        - np.log1p(v / nx)  # log(x / (x + v/n))
+        + v * np.log1p(nx / v)  # v log((x + v/n) / (v/n))
+        + rest * down
+    )
+    return float(math.exp(n * math.log1p(-x)) + np.exp(log_terms).sum())

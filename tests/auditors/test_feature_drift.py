@@ -96,3 +96,40 @@ def test_the_report_shows_train_and_test_histograms_of_drifted_features():
     assert html.count('data-test-feature-drift-column="f3"') == 1
     assert 'data-test-feature-drift-split="train"' in html
     assert 'data-test-feature-drift-split="test"' in html
+
+
+def test_ks_p_values_are_scipys_exact_and_asymptotic():
+    """The KS test runs on datavet._stats (no SciPy import); its D and p are SciPy's: exact up
+    to 10,000 rows a split, asymptotic beyond."""
+    from scipy import stats
+
+    for n_train, n_test in ((1_200, 500), (12_000, 3_000)):
+        train, test = split(n_train, 0), split(n_test, 1, {"f3": 0.5})
+        (f,) = run(train, test).findings
+        want = stats.ks_2samp(train["f3"], test["f3"])
+        assert f.metrics["effect:f3"] == want.statistic
+        assert f.metrics["min_p_value"] == pytest.approx(want.pvalue, rel=1e-9)
+
+
+def test_a_tiny_d_on_equal_sizes_is_no_crash_and_no_warning():
+    # 34 rows a split, D = 1/34: the exact count rounds past 1 and SciPy's method falls back
+    # on the asymptotic p with a RuntimeWarning (an error under this suite's filters)
+    train = pd.DataFrame({"f": np.arange(34.0), "label": np.arange(34) % 2})
+    test = pd.DataFrame({"f": np.arange(34.0) + 0.5, "label": np.arange(34) % 2})
+    report = run(train, test, thresholds={"S010": {"min_effect": 0.0}})  # every p computed
+    assert [o.status for o in report.outcomes] == [Status.PASSED]
+
+
+def test_a_d_below_the_effect_gate_costs_no_p_value(monkeypatch):
+    """The exact p-value sweeps n1 + n2 diagonals; a feature whose D cannot reach
+    ``min_effect`` could not drift whatever its p, so only the moved feature pays for one."""
+    from datavet import _stats
+
+    calls = []
+    real = _stats.ks_2samp
+    monkeypatch.setattr(_stats, "ks_2samp", lambda x, y, **kw: calls.append(1) or real(x, y, **kw))
+    (f,) = run(split(4000, 0), split(1000, 1, {"f3": 1.0})).findings
+    assert f.columns == ("f3",) and len(calls) == 1
+    calls.clear()
+    report = run(split(4000, 0), split(1000, 1), thresholds={"S010": {"min_effect": 0.0}})
+    assert report.findings == [] and len(calls) == 5
