@@ -16,7 +16,6 @@ computed first, so a batch copies only the sample rows that will stay.
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +25,7 @@ from dataclasses import replace
 import numpy as np
 import pyarrow as pa
 
-from datavet.engines import helpers
 from datavet.engines.base import Engine, TableNeeds, check_rows
-from datavet.engines.helpers import Shared, feed, profile_piece, shareable
 from datavet.engines.progress import Progress
 from datavet.engines.spill import HashSpill
 from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
@@ -125,30 +122,19 @@ class LocalEngine(Engine):
 
     def profile_tables(self, sources, plan: ScanPlan, needs: TableNeeds):
         train_src, test_src = sources["train"], sources.get("test")
-        workers = default_workers() if self.workers is None else max(1, self.workers)
         # S007/S008 in the same pass when the ID-like columns can be known first
         guess = self.near_guess(train_src, test_src, plan, needs)
         train_plan = plan if guess is None else replace(plan, **guess)
-        # helper processes for a large Parquet input (engines/helpers.py)
-        count = helpers.wanted([s for s in (train_src, test_src) if s is not None], workers)
-        pool = None
-        if count:
-            helpers.warm_up(train_src, train_plan, self.batch_rows)
-            pool = helpers.Helpers(count)
-        try:
-            profiles = {"train": self._profile(train_src, train_plan, "train", pool)}
-            if test_src is not None:
-                test_plan = train_plan
-                newest = profiles["train"].columns.get((guess or {}).get("time_column"))
-                if guess is not None and newest is not None:
-                    test_plan = replace(train_plan, time_before=newest.tmax)
-                profiles["test"] = self._profile(test_src, test_plan, "test", pool)
-        finally:
-            if pool is not None:
-                pool.close()
+        profiles = {"train": self._profile(train_src, train_plan, "train")}
+        if test_src is not None:
+            test_plan = train_plan
+            newest = profiles["train"].columns.get((guess or {}).get("time_column"))
+            if guess is not None and newest is not None:
+                test_plan = replace(train_plan, time_before=newest.tmax)
+            profiles["test"] = self._profile(test_src, test_plan, "test")
         return profiles, None, guess
 
-    def _profile(self, source, plan, split, pool=None):
+    def _profile(self, source, plan, split):
         return profile_source(
             source,
             plan,
@@ -156,7 +142,6 @@ class LocalEngine(Engine):
             batch_rows=self.batch_rows,
             workers=self.workers,
             progress=self.progress,
-            pool=pool,
         )
 
     def near_guess(self, train_src, test_src, plan: ScanPlan, needs: TableNeeds) -> dict | None:
@@ -232,10 +217,8 @@ def profile_source(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     workers: int | None = None,
     progress: bool | None = None,
-    pool: helpers.Helpers | None = None,
 ) -> Profile:
-    """Fold every batch of ``source`` into one Profile (``pool``: processes that take row
-    groups of a large Parquet source, see :mod:`datavet.engines.helpers`)."""
+    """Fold every batch of ``source`` into one Profile."""
     workers = default_workers() if workers is None else max(1, workers)
     if plan.sample_cut is None and _exact_rows(source) is not None:
         plan = replace(plan, sample_cut=Reservoir.cut(source.num_rows, plan.sample_rows, plan.seed))
@@ -243,12 +226,7 @@ def profile_source(
     while True:
         meter = Progress(f"scanning {split} ({source.name})", source.num_rows, enabled=progress)
         try:
-            if pool is not None and pool.ready() and shareable(source, batch_rows):
-                profile = _scan_shared(
-                    source, plan, split, batch_rows, workers, meter, pool.ready()
-                )
-            else:
-                profile = _scan(source, plan, split, batch_rows, workers, meter)
+            profile = _scan(source, plan, split, batch_rows, workers, meter)
             if plan.sample_cut is not None and profile.sample.seen != source.num_rows:
                 raise _Overflow
         except _Overflow:
@@ -420,94 +398,5 @@ def _scan(source, plan, split, batch_rows, workers, meter) -> Profile:
     elif store is not None:
         if profile.rows != rows:
             raise _Overflow
-        profile.hashes = store.hashes()
-    return profile
-
-
-def _scan_shared(source, plan, split, batch_rows, workers, meter, ready) -> Profile:
-    """:func:`_scan` with the row groups shared between this process (from the start, on
-    the threads left) and the ``ready`` helper processes (from the end, one thread each to
-    talk to its helper): the same Profile, merged in row order."""
-    pieces = source.pieces(batch_rows)
-    offsets = np.cumsum([0] + [rows for _, rows in pieces]).tolist()
-    rows = _exact_rows(source)
-    spill = HashSpill() if rows is not None and rows > SPILL_ROWS else None
-    store = None
-    if spill is None and rows is not None and plan.sample_cut is not None:
-        store = _HashStore(rows)
-    shared = Shared(len(pieces))
-    lock = threading.Lock()
-
-    def keep(part: Profile) -> None:
-        """The part's hashes into the spill or the store (in any order), and its rows into
-        the meter; the rest of it is merged in row order."""
-        with lock:
-            if spill is not None:
-                for chunk in part.hashes.chunks:
-                    spill.add(*chunk)
-                part.hashes = RowHashes()
-            elif store is not None:
-                store.take(part)
-            meter.update(part.rows)
-
-    def task(i: int) -> tuple:
-        return (pieces[i][0], offsets[i], plan, split, batch_rows)
-
-    def local(i: int) -> list[Profile]:
-        return profile_piece(*task(i))
-
-    feeders = [
-        threading.Thread(
-            target=feed, args=(h, shared, task, keep, local), name="datavet-helper", daemon=True
-        )
-        for h in ready
-    ]
-    for t in feeders:
-        t.start()
-    own = max(1, workers - len(ready))
-
-    def front_batches():
-        for i in shared.front():
-            offset = offsets[i]
-            for batch in pieces[i][0].batches(batch_rows):
-                yield batch, offset
-                offset += batch.num_rows
-
-    def profile_batch(batch, offset: int) -> Profile:
-        part = Profile.of_batch(batch, offset, plan, split)
-        keep(part)
-        return part
-
-    profile = Profile(split=split)
-    try:
-        parts = ordered_map(
-            profile_batch,
-            prefetched(front_batches(), 2),
-            own,
-            in_flight=2 * own,
-            name="datavet-scan",
-        )
-        with closing(parts):
-            for part in parts:
-                profile = profile.merge(part)
-                if shared.error is not None:
-                    break
-    except BaseException as exc:
-        with shared.lock:
-            shared.error = shared.error or exc
-        raise
-    finally:
-        for t in feeders:
-            t.join()
-    if shared.error is not None:
-        raise shared.error
-    for i in sorted(shared.results):
-        for part in shared.results.pop(i):
-            profile = profile.merge(part)
-    if rows is not None and profile.rows != rows:
-        raise _Overflow
-    if spill is not None:
-        profile.hashes = RowHashes(spill=spill)
-    elif store is not None:
         profile.hashes = store.hashes()
     return profile

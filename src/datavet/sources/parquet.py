@@ -58,9 +58,6 @@ class ParquetPiece:
     label: str
     schema: pa.Schema
     values: tuple[tuple[str, Any], ...] = ()
-    # more row groups read together with ``row_group`` (consecutive small ones, as
-    # ``ParquetSource.batches`` reads them)
-    groups: tuple[int, ...] = ()
 
     def batches(
         self, batch_rows: int, columns: list[str] | None = None
@@ -74,17 +71,10 @@ class ParquetPiece:
         try:
             with self.filesystem.open_input_file(self.path) as fh:
                 pf = pq.ParquetFile(fh)
-                groups = list(self.groups) or [self.row_group]
-                try:
-                    for batch in pf.iter_batches(
-                        batch_size=batch_rows, row_groups=groups, columns=wanted
-                    ):
-                        yield conform(batch)
-                except _PARQUET_ERRORS as exc:
-                    rg, exc = _corrupt_group(pf, groups, exc)
-                    raise InputError(
-                        self.label, f"row group {rg} is corrupt ({_reader_problem(exc)})"
-                    ) from None
+                for batch in pf.iter_batches(
+                    batch_size=batch_rows, row_groups=[self.row_group], columns=wanted
+                ):
+                    yield conform(batch)
         except _PARQUET_ERRORS as exc:
             raise InputError(
                 self.label, f"row group {self.row_group} is corrupt ({_reader_problem(exc)})"
@@ -135,30 +125,17 @@ class ParquetSource(TabularSource):
     def order_note(self) -> str | None:
         return order_note(self.name, self.labels, "Parquet")
 
-    def pieces(self, batch_rows: int | None = None) -> list[tuple[ParquetPiece, int]]:
-        """Every row group of every file, in row order, with its number of rows; with
-        ``batch_rows``, consecutive small row groups of a file as one piece, as
-        :meth:`batches` reads them (the same batches, piece by piece)."""
+    def pieces(self) -> list[tuple[ParquetPiece, int]]:
+        """Every row group of every file, in row order, with its number of rows."""
         out = []
         for path, label, values, groups in zip(
             self.files, self.labels, self.partition_values, self.row_groups
         ):
             frozen = tuple(values.items())
-            if batch_rows is None:
-                runs = [[rg] for rg in range(len(groups))]
-            else:
-                runs = _grouped(groups, batch_rows)
-            for run in runs:
-                piece = ParquetPiece(
-                    self.filesystem,
-                    path,
-                    run[0],
-                    label,
-                    self.schema,
-                    frozen,
-                    tuple(run) if len(run) > 1 else (),
+            for rg, rows in enumerate(groups):
+                out.append(
+                    (ParquetPiece(self.filesystem, path, rg, label, self.schema, frozen), rows)
                 )
-                out.append((piece, sum(groups[rg] for rg in run)))
         return out
 
     def column_batches(
@@ -177,9 +154,7 @@ class ParquetSource(TabularSource):
             try:
                 with self.filesystem.open_input_file(path) as fh:
                     pf = pq.ParquetFile(fh)
-                    md = pf.metadata
-                    rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
-                    for groups in _grouped(rows, batch_rows):
+                    for groups in _grouped(pf.metadata, batch_rows):
                         try:
                             for batch in pf.iter_batches(batch_size=batch_rows, row_groups=groups):
                                 yield conform(batch)
@@ -194,19 +169,19 @@ class ParquetSource(TabularSource):
                 ) from None
 
 
-def _grouped(rows: list[int], batch_rows: int) -> list[list[int]]:
-    """Consecutive row groups (``rows``: each one's rows) read together, up to ``batch_rows``
-    rows: a file written in small row groups is read in batches of the size asked for, not of
-    its row groups."""
+def _grouped(metadata, batch_rows: int) -> list[list[int]]:
+    """Consecutive row groups read together, up to ``batch_rows`` rows: a file written in
+    small row groups is read in batches of the size asked for, not of its row groups."""
     out: list[list[int]] = []
-    total = 0
-    for rg, n in enumerate(rows):
-        if out and total + n <= batch_rows:
+    rows = 0
+    for rg in range(metadata.num_row_groups):
+        n = metadata.row_group(rg).num_rows
+        if out and rows + n <= batch_rows:
             out[-1].append(rg)
-            total += n
+            rows += n
         else:
             out.append([rg])
-            total = n
+            rows = n
     return out
 
 
