@@ -193,3 +193,38 @@ def test_profile_of_batch_without_a_cut_is_unchanged():
     p = Profile.of_batch(batch, 10, ScanPlan(hash_columns=("a", "b")), "train")
     assert p.columns["a"].missing_rows == (11,) and p.sample.positions.tolist() == [10, 11, 12]
     assert p.hashes.near() is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), max_size=300),
+    st.sampled_from(["float64", "int64", "bool"]),
+    st.integers(0, 70_000),
+)
+def test_a_column_without_nan_or_inf_skips_the_masks_for_the_same_stats(values, kind, offset):
+    """Every value finite: no NaN/inf masks and no copies, the statistics of the masked path."""
+    import datavet.scan.columns as columns
+
+    if kind == "int64":
+        arr = pa.array([int(v) % 1000 for v in values], pa.int64())
+    elif kind == "bool":
+        arr = pa.array([v > 0 for v in values], pa.bool_())
+    else:
+        arr = pa.array(values, pa.float64())
+    fast = ColumnStats.of("c", arr, offset)
+    import math
+    import types
+
+    shim = types.SimpleNamespace(**{k: getattr(math, k) for k in dir(math) if k[0] != "_"})
+    shim.isfinite = lambda _v: False  # the masked path, whatever the sum
+    real, columns.math = columns.math, shim
+    try:
+        masked = ColumnStats.of("c", arr, offset)
+    finally:
+        columns.math = real
+    assert fast.finite == masked.finite  # the same mean and M2, to the bit
+    assert (fast.min, fast.max) == (masked.min, masked.max) or not len(arr)
+    assert (fast.missing, fast.posinf, fast.neginf) == (masked.missing, 0, 0)
+    assert (fast.values.counts, fast.values.exact) == (masked.values.counts, masked.values.exact)
+    if kind == "int64" and len(arr):
+        np.testing.assert_array_equal(fast.keys.hashes, masked.keys.hashes)

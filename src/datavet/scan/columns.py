@@ -97,6 +97,17 @@ class ColumnStats:
             return merged
         if kind in ("numeric", "bool"):
             x = float_values(arr, cache)
+            with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or an overflow
+                total = float(x.sum())
+            if math.isfinite(total):  # no NaN, no inf: no masks and no copies to make
+                stats.finite = Moments.of(x, total)
+                if x.size:
+                    stats.min, stats.max = float(x.min()), float(x.max())
+                present = x.astype(bool) if kind == "bool" else x
+                stats.values = _count_numbers(present, offset)
+                if kind == "numeric" and pa.types.is_integer(arr.type):
+                    stats.keys = _sketch(arr)
+                return stats
             nan = np.isnan(x)
             pinf = np.isposinf(x)
             ninf = np.isneginf(x)

@@ -21,13 +21,15 @@ class Moments:
     m2: float = 0.0
 
     @classmethod
-    def of(cls, values: np.ndarray) -> Moments:
-        """Moments of finite float values (the caller has removed NaN and inf)."""
+    def of(cls, values: np.ndarray, total: float | None = None) -> Moments:
+        """Moments of finite float values (the caller has removed NaN and inf). ``total``:
+        ``values.sum()`` when the caller has it (the mean is then that over n, as
+        ``values.mean()`` computes it)."""
         n = int(values.size)
         if n == 0:
             return cls()
         with np.errstate(over="ignore", invalid="ignore"):  # |x| near 1e308: inf, not a warning
-            mean = float(values.mean())
+            mean = float(values.mean()) if total is None else total / n
             if not math.isfinite(mean):  # the sum overflowed: average scaled values instead
                 scale = float(np.max(np.abs(values)))
                 mean = float((values / scale).mean()) * scale

@@ -102,7 +102,7 @@ def near_rows(
     filled = np.zeros(n, np.uint64) if present is None else present.copy()
     for name in columns:
         if name in names and name not in skip:
-            filled += _present(batch.column(name))
+            filled += _present(batch.column(name), caches.setdefault(name, {}))
     head = (
         filled | (np.uint64(len(left)) << np.uint64(32)) | (np.uint64(len(shown)) << np.uint64(48))
     )
@@ -125,12 +125,15 @@ def near_rows(
     )
 
 
-def _present(arr: pa.Array) -> np.ndarray:
-    """1 where a value is there (not null, not NaN), else 0."""
+def _present(arr: pa.Array, cache: dict | None = None) -> np.ndarray:
+    """1 where a value is there (not null, not NaN), else 0. ``cache``: the batch's other
+    computations over this column (a float column's values as float64, null as NaN)."""
     arr = dense(arr)
-    ok = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     if pa.types.is_floating(arr.type):
-        ok &= ~np.isnan(as_float(arr))
+        return (~np.isnan(float_values(arr, cache))).astype(np.uint64)
+    if not arr.null_count:
+        return np.ones(len(arr), np.uint64)
+    ok = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     return ok.astype(np.uint64)
 
 
