@@ -136,15 +136,13 @@ def column_lanes(
     ``as_number``: the column is numeric in another split, so strings that parse as numbers hash
     as those numbers (a CSV's "1.5" equals a Parquet's 1.5). ``cache``: what the batch's other
     passes over this column already computed (``"float"``: its values as float64,
-    ``"strings"``: its :class:`Strings` encoding, ``("lanes", as_number)``: these lanes, which
-    the row hash and the near-duplicate fingerprints both read); filled in here when missing.
+    ``"strings"``: its :class:`Strings` encoding; ``"print"``: the low byte of lane 0, which
+    the near-duplicate fingerprints read); filled in here when missing.
     """
-    if cache is None:
-        return _column_lanes(arr, as_number, cache)
-    key = ("lanes", as_number)
-    if key not in cache:
-        cache[key] = _column_lanes(arr, as_number, cache)
-    return cache[key]
+    lanes = _column_lanes(arr, as_number, cache)
+    if cache is not None and not as_number and "print" not in cache:
+        cache["print"] = (lanes[0] & _U(0xFF)).astype(np.uint8)
+    return lanes
 
 
 def _column_lanes(arr: pa.Array, as_number: bool, cache: dict | None) -> list[np.ndarray]:

@@ -118,8 +118,10 @@ def near_rows(
     prints = np.zeros((n, -(-len(shown) // 8) * 8), np.uint8)
     for k, name in enumerate(shown):
         if name in names:
-            exact = column_lanes(batch.column(name), cache=caches.setdefault(name, {}))[0]
-            prints[:, k] = (exact & np.uint64(0xFF)).astype(np.uint8)
+            cache = caches.setdefault(name, {})
+            if "print" not in cache:  # the row hash did not hash it (another split's column)
+                column_lanes(batch.column(name), cache=cache)
+            prints[:, k] = cache["print"]
     return np.ascontiguousarray(
         np.hstack([near, head[:, None], lanes, values.view(np.uint64), prints.view(np.uint64)])
     )
