@@ -463,16 +463,18 @@ def test_row_12_train_test_different_schemas(tmp_path):
 # 13. corrupt or truncated Parquet
 
 
-def _flipped_parquet(tmp_path) -> Path:
-    """A Parquet file with a run of bytes flipped inside a compressed data page, at the first
-    offset where pyarrow itself fails to read it."""
-    rng = np.random.default_rng(13)
-    good = tmp_path / "good.parquet"
-    _frame(5000, 13, label=rng.integers(0, 2, 5000)).to_parquet(
-        good, index=False, compression="snappy"
-    )
+def _flipped_parquet(tmp_path, good: Path | None = None, row_group: int = 0) -> Path:
+    """A Parquet file (``good``, else a 5,000-row one) with a run of bytes flipped inside a
+    compressed data page of ``row_group``, at the first offset where pyarrow itself fails to
+    read it."""
+    if good is None:
+        rng = np.random.default_rng(13)
+        good = tmp_path / "good.parquet"
+        _frame(5000, 13, label=rng.integers(0, 2, 5000)).to_parquet(
+            good, index=False, compression="snappy"
+        )
     data = good.read_bytes()
-    meta = pq.ParquetFile(good).metadata.row_group(0).column(0)
+    meta = pq.ParquetFile(good).metadata.row_group(row_group).column(0)
     start = meta.data_page_offset
     for off in range(start + 16, start + meta.total_compressed_size - 16, 97):
         bad = bytearray(data)
@@ -507,6 +509,16 @@ def test_row_13_corrupt_or_truncated_parquet(tmp_path, capsys):
                 names=path.name,
                 problem=[r"parquet|row group|corrupt", r"corrupt|not a readable|magic|footer|\("],
             )
+    # a corrupt row group read together with its neighbours (small row groups are read in
+    # batches of the size asked for) is named alone
+    grouped = tmp_path / "grouped.parquet"
+    rng = np.random.default_rng(5)
+    table = pa.table({"x": rng.normal(size=5000), "label": rng.integers(0, 2, 5000)})
+    pq.write_table(table, grouped, row_group_size=1000, compression="snappy")
+    code, out, err = run_cli(
+        capsys, ["audit", _flipped_parquet(tmp_path, grouped, row_group=3), "--target", "label"]
+    )
+    assert_one_line_error(code, out, err, names="flipped.parquet", problem=[r"row group 3 "])
     # a corrupt fragment of a dataset directory is named
     d = tmp_path / "ds"
     d.mkdir()
