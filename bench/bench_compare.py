@@ -1114,7 +1114,7 @@ def write_results(
         "What datavet keeps per row: a 16-byte hash of the row's features (S001-S003), an "
         "8-byte hash of its label (S002/S003 compare labels), its position and, when a test "
         "split is given and S007 runs, the near-duplicate hashes and their per-row detail. "
-        "Up to 2,000,000 rows a split keeps them in memory; above, the scan writes them to a "
+        "Up to 1,500,000 rows a split keeps them in memory; above, the scan writes them to a "
         "temporary file, sorted by 256 hash partitions within each batch, and the row checks "
         "read a few partitions at a time (about 2M rows of train + test), so the hash tables "
         "never cover everything at once. S007 reads back only the test rows a bitmap of the "

@@ -38,7 +38,7 @@ from datavet.sources.parquet import ArrowIpcSource, ParquetSource
 # A split with more rows than this has its row hashes written to disk during the scan, in hash
 # partitions (scan/hashing.py HashSpill), and the row checks read them a few partitions at a
 # time: memory stops growing with the rows. Below it they stay in memory (no files at all).
-SPILL_ROWS = HASHES_IN_MEMORY  # 2,000,000 (the memory budget counts the same)
+SPILL_ROWS = HASHES_IN_MEMORY  # 1,500,000 (the memory budget counts the same)
 
 
 def default_workers() -> int:

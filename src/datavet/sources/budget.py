@@ -27,7 +27,7 @@ from datavet.errors import InputError, UsageError
 HASH_BYTES = 40  # a row's hashes: 16 row + 8 label + 16 near-duplicate (README: "Scale")
 # A split with more rows keeps its hashes on disk (the local engine's SPILL_ROWS): in memory
 # they never take more than this many rows' worth.
-HASHES_IN_MEMORY = 2_000_000
+HASHES_IN_MEMORY = 1_500_000
 
 
 def hash_bytes(rows: int) -> int:
