@@ -148,7 +148,7 @@ def test_needs_are_declared_from_one_vocabulary():
             code, name, severity, summary = "X009", "bad", Severity.INFO, "bad"
             needs = ("a GPU",)
 
-    assert set(NEEDS) >= {"target", "test", "near_hashes", "scipy", "torch", "model"}
+    assert set(NEEDS) >= {"target", "test", "near_hashes", "torch", "model"}
 
 
 def test_the_runner_reads_declarations_not_codes():

@@ -106,19 +106,3 @@ def test_default_audit_with_a_test_split_imports_neither_scipy_nor_scikit_learn(
     )
     loaded = _loaded(code)
     assert "scipy" not in loaded and "sklearn" not in loaded, loaded
-
-
-def test_a_rule_that_declares_scipy_still_gets_it_imported_ahead():
-    """No built-in rule needs SciPy now, but the ``scipy`` need still works: a rule that
-    declares it gets ``scipy.stats`` imported on a background thread while the scan runs
-    (one that also needs a test split, only when there is one)."""
-    code = (
-        "from types import SimpleNamespace\n"
-        "from datavet.pipeline.baselines import prefetch\n"
-        "rule = SimpleNamespace(needs=('test', 'scipy'))\n"
-        "assert prefetch([rule], baselines=False, test=False) is None\n"
-        "import sys\n"
-        "assert 'scipy' not in sys.modules\n"
-        "prefetch([rule], baselines=False, test=True).join()\n"
-    )
-    assert "scipy" in _loaded(code)

@@ -63,7 +63,6 @@ NEEDS: Mapping[str, str] = {
     "baselines": "the baseline models fitted on the sample (NumPy: datavet.linear)",
     "row_keys": "the row hashes recomputed without the ID-like row-key columns",
     "near_hashes": "near-duplicate hashes of both splits (a test split)",
-    "scipy": "scipy.stats (imported ahead, while the scan runs)",
     # model probes (datavet.probe, datavet.GradientMonitor)
     "torch": "PyTorch",
     "model": "a model, a batch and a loss function (datavet.probe)",

@@ -11,7 +11,7 @@ from datavet.engines.plan import plan_tables
 from datavet.errors import UsageError
 from datavet.framework import needing, option_of
 from datavet.pipeline.arguments import AuditArgs
-from datavet.pipeline.baselines import fit_baselines, prefetch
+from datavet.pipeline.baselines import fit_baselines
 from datavet.pipeline.inputs import Inputs, resolve_columns
 from datavet.pipeline.summary import input_notes, table_columns
 from datavet.scan import Profile, ScanPlan
@@ -45,7 +45,6 @@ class Evidence:
 def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
     """Run the engine's passes over the inputs, then detect the task and fit the baselines."""
     rules = args.rules
-    warm = None
     if inputs.tensors:
         run = engine.profile_tensors(
             inputs.train, inputs.test, sample_rows=args.sample_rows, max_samples=args.max_samples
@@ -61,10 +60,6 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
     else:
         target, target_note, group, time = resolve_columns(inputs, args)
         _task_needs_target(args.task, target)  # before the passes, not after
-        if engine.name == "local":
-            warm = prefetch(
-                rules, args.baselines and target is not None, test=inputs.test is not None
-            )
         plan = plan_tables(inputs.train, inputs.test, target, args.sample_rows, group=group)
         needs = TableNeeds(
             keyless=needing(rules, "row_keys"),
@@ -97,8 +92,6 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
         label = evidence.profiles["train"].label
         evidence.task, evidence.task_reason = detect_task(label, args.task)  # type: ignore[arg-type]
     _task_needs_target(args.task, target)
-    if warm is not None:
-        warm.join()  # before anything here imports what it imports
     # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
     if target is not None and args.baselines and needing(rules, "baselines"):
         _baselines(evidence)
