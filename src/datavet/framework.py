@@ -62,6 +62,7 @@ NEEDS: Mapping[str, str] = {
     "test": "a test split (--test)",
     "baselines": "the baseline models fitted on the sample (NumPy: datavet.linear)",
     "row_keys": "the row hashes recomputed without the ID-like row-key columns",
+    "row_checks": "the overlap, duplicate and conflict results of the row hashes (S001-S003)",
     "near_hashes": "near-duplicate hashes of both splits (a test split)",
     # model probes (datavet.probe, datavet.GradientMonitor)
     "torch": "PyTorch",

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Mapping
 from time import perf_counter
 
+from datavet._later import Later
 from datavet.auditors.base import AuditContext
 from datavet.config import apply_column_ignores
 from datavet.engines import get_engine
@@ -201,6 +202,7 @@ def audit(
     findings, outcomes = run_rules(
         args.auditors, _context(evidence), workers=rule_workers(args.workers)
     )
+    evidence.settle()  # the evidence computed beside the rules, for the report
     return _report(evidence, findings, outcomes, args, perf_counter() - started)
 
 
@@ -226,7 +228,7 @@ def _context(evidence: Evidence) -> AuditContext:
         group=evidence.group,
         time=evidence.time_column,
         time_declared=evidence.time_declared,
-        near=table.near if table else None,
+        near_pass=table.near if table else None,
         near_columns=table.near_columns if table else (),
         id_columns=evidence.id_columns,
         row_keys=table.row_keys if table else (),
@@ -240,7 +242,7 @@ def _report(evidence: Evidence, findings, outcomes, args: AuditArgs, duration: f
     datasets = {split: dataset_summary(p, evidence.time_column) for split, p in profiles.items()}
     if "test" in profiles and not evidence.tensors:
         drift_histograms(datasets, profiles, findings)
-    fitted = evidence.baselines
+    fitted = Later.now(evidence.baselines)  # settled: the value itself
     report = Report(
         findings=findings,
         outcomes=outcomes,

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from datavet._later import Later
 from datavet.findings import Finding, Severity
 from datavet.framework import Rule, Skip, fmt, pct, plural, rows_text
 from datavet.scan import Profile
@@ -44,12 +45,17 @@ class AuditContext:
     task: str | None = None  # "classification" | "regression" | None when there is no target
     columns: Mapping[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
     # split -> ((column name, arrow dtype, kind), ...) in file order, target included
-    baselines: Baselines | None = None
-    precomputed_rows: RowChecks | None = None  # the Dask engine computes these where data lives
+    # The evidence computed after the scan may still be on its way (``Later``: computed on a
+    # thread of its own while the rules that need none of it run); the rules read it through
+    # ``rows``, ``near`` and ``require_baselines``, which wait for it.
+    baselines: Baselines | Later[Baselines] | None = None
+    # S001-S003: computed where the data lives (Dask), or started after the scan
+    precomputed_rows: RowChecks | Later[RowChecks] | None = None
     group: str | None = None  # declared group (subject) column, --group
     time: str | None = None  # declared or detected time column, --time
     time_declared: bool = False
-    near: Mapping[str, NearRows] | None = None  # near-duplicate pass (S007, S008), when run
+    near_pass: Mapping[str, NearRows] | Later[Mapping[str, NearRows]] | None = None
+    # the near-duplicate pass (S007, S008), when run: read it as ``near``
     near_columns: tuple[str, ...] = ()  # columns the near-duplicate hashes cover
     id_columns: tuple[str, ...] = ()  # ID-like columns found in train (scan/idlike.py)
     row_keys: tuple[str, ...] = ()  # ID-like columns naming single rows (scan/idlike.py)
@@ -62,11 +68,17 @@ class AuditContext:
         return {c for c in (self.group, *self.id_columns) if c}
 
     @property
+    def near(self) -> Mapping[str, NearRows] | None:
+        """The near-duplicate rows of both splits (S007, S008), or None when not computed."""
+        return Later.now(self.near_pass)
+
+    @property
     def rows(self) -> RowChecks:
-        """Overlap, duplicate and conflict results from the row hashes (S001-S003), computed
-        once, by the first rule that asks (the rules may run on several threads)."""
+        """Overlap, duplicate and conflict results from the row hashes (S001-S003): the ones
+        computed beside the rules, or else computed once, by the first rule that asks (the
+        rules may run on several threads)."""
         if self.precomputed_rows is not None:
-            return self.precomputed_rows
+            return Later.now(self.precomputed_rows)
         found = self.__dict__.get("_rows")
         if found is None:
             with _ROWS_LOCK:
@@ -108,7 +120,7 @@ class AuditContext:
 
     def require_baselines(self) -> Baselines:
         self.require_target()
-        b = self.baselines
+        b = Later.now(self.baselines)
         if b is None:
             raise Skip("baselines not fitted (--no-baselines / baselines=False)")
         if b.error is not None:

@@ -29,7 +29,7 @@ class ConflictingLabels(Auditor):
     name = "conflicting-labels"
     severity = Severity.WARNING
     summary = "identical features with different labels"
-    needs = ("target",)
+    needs = ("target", "row_checks")
 
     def check(self, ctx: AuditContext):
         if ctx.task == "regression":

@@ -27,7 +27,7 @@ class DuplicateRows(Auditor):
     severity = Severity.WARNING
     summary = "identical rows within a split"
     thresholds = {"min_count": 1}
-    needs = ("row_keys",)
+    needs = ("row_keys", "row_checks")
 
     def check(self, ctx: AuditContext):
         for profile in ctx.splits:

@@ -41,7 +41,7 @@ class TrainTestOverlap(Auditor):
     name = "train-test-overlap"
     severity = Severity.ERROR
     summary = "identical rows (features) in train and test"
-    needs = ("test", "row_keys")
+    needs = ("test", "row_keys", "row_checks")
     sections = ("leakage",)
 
     def check(self, ctx: AuditContext):

@@ -17,14 +17,22 @@ decides only where batches are read and profiled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
+from datavet._later import Later
 from datavet.errors import InputError, UsageError
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.idlike import id_like_columns, row_key_columns
 from datavet.scan.neardup import DIGITS, NearRows, fold_near, near_batch, near_pair
-from datavet.scan.rowchecks import RowChecks, fold_keyless, keyless_batch, row_checks
+from datavet.scan.rowchecks import (
+    RowChecks,
+    checks_of,
+    fold_keyless,
+    keyless_batch,
+    row_checks,
+)
 from datavet.sources import DEFAULT_BATCH_ROWS, TabularSource
 
 
@@ -33,6 +41,7 @@ class TableNeeds:
     """What the selected rules need from the table passes besides the profiles."""
 
     keyless: bool = False  # S001/S002: rows hashed again with the row-key columns left out
+    rows: bool = False  # S001-S003: the row checks, started on a thread once the main pass ends
     near: bool = False  # S007/S008: near-duplicate hashes, test rows older than train
     near_digits: int = DIGITS
     group: str | None = None  # the declared group column
@@ -45,12 +54,16 @@ class TableScan:
 
     plan: ScanPlan
     profiles: dict[str, Profile]
-    precomputed_rows: RowChecks | None = None  # S001-S003 computed where the data lives
+    # S001-S003: computed where the data lives (Dask), or being computed here on a thread of
+    # their own from the main pass's hashes while the other passes and the rules run
+    precomputed_rows: RowChecks | Later[RowChecks] | None = None
     id_columns: tuple[str, ...] = ()
     time_column: str | None = None
     row_keys: tuple[str, ...] = ()
     keyless: RowChecks | None = None
-    near: dict[str, NearRows] | None = None
+    # being computed on a thread of its own when the main pass folded the hashes in (the rules
+    # that need none of it run meanwhile)
+    near: dict[str, NearRows] | Later[dict[str, NearRows]] | None = None
     near_columns: tuple[str, ...] = ()
 
 
@@ -149,6 +162,20 @@ class Engine:
             profiles["train"], plan.target, needs.group, needs.time
         )
         out = TableScan(plan, profiles, precomputed, id_columns, time_column)
+        thread = self.workers != 1
+        if needs.rows or needs.near:
+            # one array per field before any thread reads them (consolidating swaps the chunks)
+            for profile in profiles.values():
+                profile.hashes.consolidate()
+        if needs.rows and precomputed is None:
+            test = profiles.get("test")
+            out.precomputed_rows = Later(
+                partial(checks_of, with_labels=profiles["train"].label is not None),
+                profiles["train"].hashes,
+                test.hashes if test is not None else None,
+                name="datavet-rows",
+                thread=thread,
+            )
         if needs.keyless:
             out.row_keys, out.keyless = self._keyless(present, profiles, plan, id_columns)
         if needs.near and "test" in present:
@@ -162,7 +189,13 @@ class Engine:
                 "time_column": time_column,
             }:  # the main pass computed them: the guess made before it holds
                 # hashes spilled to disk are read back only where a near match can be
-                out.near = near_pair(profiles["train"], profiles["test"])
+                out.near = Later(
+                    near_pair,
+                    profiles["train"],
+                    profiles["test"],
+                    name="datavet-near",
+                    thread=thread,
+                )
             else:
                 out.near = self._near_pass(
                     present, profiles, plan, out.near_columns, time_column, needs.near_digits

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from datavet._later import Later
 from datavet.engines.base import Engine, TableNeeds, TableScan, key_columns
 from datavet.engines.plan import plan_tables
 from datavet.errors import UsageError
@@ -34,12 +35,27 @@ class Evidence:
     table: TableScan | None = None  # the table passes' results (None for tensors)
     task: str | None = None
     task_reason: str | None = None
-    baselines: Baselines | None = None
+    # being fitted on a thread of its own while the rules run (settle() waits for it)
+    baselines: Baselines | Later[Baselines] | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def tensors(self) -> bool:
         return self.table is None
+
+    def settle(self) -> None:
+        """Wait for the evidence still being computed beside the rules (the baselines, the
+        near-duplicate rows) and put the values in its place; an error the near-duplicate pass
+        raised is raised here, as the other passes' are."""
+        fitted = Later.now(self.baselines)
+        if isinstance(self.baselines, Later) and fitted is not None and fitted.sampled:
+            self.notes.append(
+                f"baselines use a uniform sample of {fitted.train_rows:,} of "
+                f"{fitted.sample_of:,} train rows"
+            )
+        self.baselines = fitted
+        if self.table is not None:
+            self.table.near = Later.now(self.table.near)
 
 
 def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
@@ -63,6 +79,7 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
         plan = plan_tables(inputs.train, inputs.test, target, args.sample_rows, group=group)
         needs = TableNeeds(
             keyless=needing(rules, "row_keys"),
+            rows=needing(rules, "row_checks"),
             near=needing(rules, "near_hashes"),
             near_digits=int(option_of(args.auditors, "near_hashes", "digits", 6)),
             group=group,
@@ -94,7 +111,7 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
     _task_needs_target(args.task, target)
     # The baselines are the B rules' evidence: with every B rule deselected they are not fitted.
     if target is not None and args.baselines and needing(rules, "baselines"):
-        _baselines(evidence)
+        _baselines(evidence, thread=args.workers != 1)
     return evidence
 
 
@@ -103,20 +120,23 @@ def _task_needs_target(task: str, target: str | None) -> None:
         raise UsageError(f"--task {task} needs a target column (--target)")
 
 
-def _baselines(evidence: Evidence) -> None:
+def _baselines(evidence: Evidence, thread: bool) -> None:
+    """Start fitting the baselines on a thread of their own (the rules that need none of them
+    run meanwhile; :meth:`Evidence.settle` adds the sample's note once they are fitted)."""
     plan = evidence.plan
     keys = {c for c in (evidence.group, *evidence.id_columns) if c}
     features = [c for c in plan.hash_columns if c not in keys]
-    fitted = fit_baselines(evidence.profiles, evidence.target, evidence.task or "auto", features)
     left_out = [c for c in plan.hash_columns if c in keys]
-    if left_out and fitted.skipped is None:
-        fitted.notes.append(
-            "left out of the linear model as group or ID-like columns (keys, not features): "
-            + ", ".join(left_out)
+
+    def fit() -> Baselines:
+        fitted = fit_baselines(
+            evidence.profiles, evidence.target, evidence.task or "auto", features
         )
-    if fitted.sampled:
-        evidence.notes.append(
-            f"baselines use a uniform sample of {fitted.train_rows:,} of "
-            f"{fitted.sample_of:,} train rows"
-        )
-    evidence.baselines = fitted
+        if left_out and fitted.skipped is None:
+            fitted.notes.append(
+                "left out of the linear model as group or ID-like columns (keys, not features): "
+                + ", ".join(left_out)
+            )
+        return fitted
+
+    evidence.baselines = Later(fit, name="datavet-baselines", thread=thread)
