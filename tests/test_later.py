@@ -75,7 +75,11 @@ def test_post_scan_evidence_runs_on_its_own_threads(tmp_path, monkeypatch):
         pd.read_csv(src).to_parquet(tmp_path / f"{name}.parquet")
     seen = _record_threads(monkeypatch)
     threaded = datavet.audit(tmp_path / "train.parquet", tmp_path / "test.parquet", target="label")
-    assert seen == {"rows": "datavet-rows", "near": "datavet-near", "baselines": "datavet-baselines"}
+    assert seen == {
+        "rows": "datavet-rows",
+        "near": "datavet-near",
+        "baselines": "datavet-baselines",
+    }
     seen.clear()
     serial = datavet.audit(
         tmp_path / "train.parquet", tmp_path / "test.parquet", target="label", workers=1
@@ -149,3 +153,39 @@ def test_a_crash_of_the_row_checks_is_each_reading_rules_crash(monkeypatch):
     assert {"S001", "S002", "S003"} <= set(crashed)
     assert all("row checks broke" in r for r in crashed.values())
     assert report.exit_code() == 2
+
+
+def test_rules_waiting_for_pending_evidence_start_last():
+    """On threads, the rules that would wait for evidence still being computed start after the
+    others (the threads work meanwhile); the outcomes stay in rule order."""
+    from datavet.findings import Severity
+    from datavet.framework import Rule, run_rules
+
+    started: list[str] = []
+    lock = threading.Lock()
+
+    def make(code, needs=()):
+        class Recorded(Rule):
+            name, severity, summary = f"rule-{code.lower()}", Severity.INFO, "records its start"
+
+            def check(self, ctx):
+                with lock:
+                    started.append(self.code)
+                return []
+
+        Recorded.code, Recorded.needs = code, tuple(needs)
+        return Recorded()
+
+    class Ctx:
+        def unmet(self, need):
+            return None
+
+    rules = [make("X001", ["baselines"]), make("X002", ["row_checks"]), make("X003")]
+    rules += [make(f"X{n:03d}") for n in range(4, 9)]
+    ran = run_rules(rules, Ctx(), workers=2, pending={"baselines", "row_checks"})
+    assert [o.code for o in ran.outcomes] == [r.code for r in rules]
+    # submitted last; two threads may swap neighbours, so: among the last three to start
+    assert {"X001", "X002"} <= set(started[-3:]) and len(started) == 8
+    started.clear()
+    ran = run_rules(rules, Ctx(), workers=1, pending={"baselines"})  # one thread: rule order
+    assert started == [r.code for r in rules]

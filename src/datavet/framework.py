@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, ClassVar
@@ -246,6 +246,7 @@ def run_rules(
     *,
     after: Callable[[Rule, Outcome], None] | None = None,
     workers: int = 1,
+    pending: Collection[str] = (),
 ) -> RunResult:
     """Run ``rules`` over ``ctx``: each passes, fails (finds something), is skipped (an unmet
     need, or :class:`Skip`) or crashes (any other exception, recorded with its traceback; one
@@ -254,14 +255,18 @@ def run_rules(
 
     ``workers > 1``: the rules run on that many threads (rules that only read ``ctx``, whose
     lazy parts are thread-safe: the audit's; their NumPy work releases the GIL), and the
-    findings, outcomes and ``after`` calls come in rule order all the same."""
+    findings, outcomes and ``after`` calls come in rule order all the same. ``pending``: needs
+    still being computed beside the rules (the rule waits for them); the rules declaring one
+    are started last, so the threads do the other rules' work meanwhile instead of waiting."""
     result = RunResult()
     if workers > 1 and len(rules) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
+        waits = [i for i, rule in enumerate(rules) if set(rule.needs) & set(pending)]
+        order = [i for i in range(len(rules)) if i not in set(waits)] + waits
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-rules") as pool:
-            done = [pool.submit(_run_one, rule, ctx) for rule in rules]
-            ran = [(rule, fut.result()) for rule, fut in zip(rules, done)]
+            started = {i: pool.submit(_run_one, rules[i], ctx) for i in order}
+            ran = [(rule, started[i].result()) for i, rule in enumerate(rules)]
     else:
         ran = ((rule, _run_one(rule, ctx)) for rule in rules)
     for rule, (found, outcome, seconds) in ran:

@@ -199,8 +199,9 @@ def audit(
         scheduler=args.scheduler,
     )
     evidence = gather(runner, opened, args)
+    ctx = _context(evidence)
     findings, outcomes = run_rules(
-        args.auditors, _context(evidence), workers=rule_workers(args.workers)
+        args.auditors, ctx, workers=rule_workers(args.workers), pending=ctx.pending
     )
     evidence.settle()  # the evidence computed beside the rules, for the report
     return _report(evidence, findings, outcomes, args, perf_counter() - started)

@@ -68,6 +68,17 @@ class AuditContext:
         return {c for c in (self.group, *self.id_columns) if c}
 
     @property
+    def pending(self) -> frozenset[str]:
+        """The needs still being computed beside the rules (``run_rules(pending=...)`` starts
+        the rules declaring one last)."""
+        evidence = {
+            "row_checks": self.precomputed_rows,
+            "near_hashes": self.near_pass,
+            "baselines": self.baselines,
+        }
+        return frozenset(n for n, v in evidence.items() if isinstance(v, Later) and not v.done())
+
+    @property
     def near(self) -> Mapping[str, NearRows] | None:
         """The near-duplicate rows of both splits (S007, S008), or None when not computed."""
         return Later.now(self.near_pass)
