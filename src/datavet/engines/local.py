@@ -30,7 +30,7 @@ from datavet.engines.progress import Progress
 from datavet.engines.spill import HashSpill
 from datavet.scan import ColumnStats, Profile, Reservoir, RowHashes, ScanPlan
 from datavet.scan.columns import column_kind
-from datavet.scan.idlike import id_like_columns, looks_like_key_name
+from datavet.scan.idlike import MIN_DISTINCT, id_like_columns, looks_like_key_name
 from datavet.sources import DEFAULT_BATCH_ROWS, SchemaRestart, TableSource, TabularSource
 from datavet.sources.budget import HASHES_IN_MEMORY
 from datavet.sources.parquet import ArrowIpcSource, ParquetSource
@@ -174,6 +174,11 @@ class LocalEngine(Engine):
                 )
             )
         ]
+        if isinstance(train_src, ParquetSource):
+            # a text column of fewer than MIN_DISTINCT values cannot be ID-like: told from the
+            # row groups' dictionaries, without profiling (or hashing) it
+            few = set(train_src.few_text_values(candidates, MIN_DISTINCT))
+            candidates = [c for c in candidates if c not in few]
         stats = prescan_columns(train_src, candidates, batch_rows=self.batch_rows)
         if stats is None:
             return None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -147,6 +148,50 @@ class ParquetSource(TabularSource):
             for batch in piece.batches(batch_rows, columns):
                 yield offset, batch
                 offset += batch.num_rows
+
+    def few_text_values(self, columns: list[str], limit: int) -> list[str]:
+        """The text columns of ``columns`` known to hold fewer than ``limit`` distinct values,
+        told from their row groups' dictionaries (the indices are read, no value is decoded or
+        hashed): the union of the dictionaries holds every value there is, so a union of fewer
+        than ``limit`` entries bounds the column's distinct values. A row group is read only
+        while a column can still be under the limit; a column that is not dictionary-encoded,
+        is a partition column, or cannot be read here is not listed (the caller profiles it)."""
+        text = {
+            c
+            for c in columns
+            if c in self.schema.names
+            and (
+                pa.types.is_string(self.schema.field(c).type)
+                or pa.types.is_large_string(self.schema.field(c).type)
+            )
+            and not any(c in values for values in self.partition_values)
+        }
+        seen: dict[str, pa.Array] = {}
+        try:
+            for path in self.files:
+                with self.filesystem.open_input_file(path) as fh:
+                    pf = pq.ParquetFile(fh, read_dictionary=sorted(text))
+                    names = set(pf.schema_arrow.names)
+                    for rg in range(pf.metadata.num_row_groups):
+                        live = sorted(c for c in text if c in names)
+                        if not live:
+                            break
+                        table = pf.read_row_group(rg, columns=live)
+                        for name in live:
+                            chunks = table.column(name).chunks
+                            if not all(pa.types.is_dictionary(a.type) for a in chunks):
+                                text.discard(name)
+                                continue
+                            parts = [a.dictionary for a in chunks]
+                            if name in seen:
+                                parts.append(seen[name])
+                            union = pc.unique(pa.chunked_array(parts, parts[0].type))
+                            seen[name] = union
+                            if len(union) >= limit:
+                                text.discard(name)
+        except _PARQUET_ERRORS:
+            return []  # the scan reports what is wrong with the file
+        return [c for c in columns if c in text]
 
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
         for path, label, values in zip(self.files, self.labels, self.partition_values):
