@@ -151,11 +151,13 @@ class ParquetSource(TabularSource):
 
     def few_text_values(self, columns: list[str], limit: int) -> list[str]:
         """The text columns of ``columns`` known to hold fewer than ``limit`` distinct values,
-        told from their row groups' dictionaries (the indices are read, no value is decoded or
-        hashed): the union of the dictionaries holds every value there is, so a union of fewer
-        than ``limit`` entries bounds the column's distinct values. A row group is read only
-        while a column can still be under the limit; a column that is not dictionary-encoded,
-        is a partition column, or cannot be read here is not listed (the caller profiles it)."""
+        told from their row groups' dictionaries (read as dictionary arrays: for dictionary
+        pages, the indices are read and no value is decoded; plain pages are dictionary-encoded
+        by pyarrow as it reads them): the union of the dictionaries holds every value there is,
+        so a union of fewer than ``limit`` entries bounds the column's distinct values. A row
+        group is read only while a column can still be under the limit; a partition column, or
+        a file that cannot be read here, is left out (the caller profiles it; the scan reports
+        what is wrong with the file)."""
         text = {
             c
             for c in columns
