@@ -69,6 +69,33 @@ def test_the_dictionaries_of_every_file_count(tmp_path):
     assert source.few_text_values(["kind"], 3) == []  # p, q, r across the files
 
 
+def test_row_groups_without_rows_are_read_past(tmp_path):
+    """A writer that wrote an empty table first leaves a row group of no rows (no chunks to
+    read a dictionary from): the audit of such files used to crash here."""
+    schema = pa.schema([("kind", pa.string()), ("f", pa.float64()), ("g", pa.float64())])
+    rng = np.random.default_rng(0)
+    paths = []
+    for name, n in (("train", 300), ("test", 60)):
+        path = tmp_path / f"{name}.parquet"
+        with pq.ParquetWriter(path, schema) as writer:
+            writer.write_table(schema.empty_table())
+            writer.write_table(
+                pa.table(
+                    {
+                        "kind": rng.choice(["a", "b"], n),
+                        "f": rng.normal(size=n),
+                        "g": rng.integers(0, 2, n).astype(float),
+                    },
+                    schema=schema,
+                )
+            )
+        paths.append(path)
+    assert pq.ParquetFile(paths[0]).metadata.row_group(0).num_rows == 0
+    assert open_source(paths[0]).few_text_values(["kind"], MIN_DISTINCT) == ["kind"]
+    report = datavet.audit(*paths, target="g")
+    assert not [o for o in report.outcomes if o.status.value == "crashed"]
+
+
 def test_a_corrupt_file_lists_nothing(tmp_path):
     table = pa.table({"kind": ["p", "q"] * 100})
     _write(tmp_path / "t.parquet", table, row_group_size=50)

@@ -180,14 +180,14 @@ class ParquetSource(TabularSource):
                             break
                         table = pf.read_row_group(rg, columns=live)
                         for name in live:
-                            chunks = table.column(name).chunks
-                            if not all(pa.types.is_dictionary(a.type) for a in chunks):
+                            column = table.column(name)
+                            if not pa.types.is_dictionary(column.type):
                                 text.discard(name)
                                 continue
-                            parts = [a.dictionary for a in chunks]
+                            parts = [a.dictionary for a in column.chunks]  # none: no rows
                             if name in seen:
                                 parts.append(seen[name])
-                            union = pc.unique(pa.chunked_array(parts, parts[0].type))
+                            union = pc.unique(pa.chunked_array(parts, column.type.value_type))
                             seen[name] = union
                             if len(union) >= limit:
                                 text.discard(name)
