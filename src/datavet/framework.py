@@ -262,8 +262,8 @@ def run_rules(
     if workers > 1 and len(rules) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        waits = [i for i, rule in enumerate(rules) if set(rule.needs) & set(pending)]
-        order = [i for i in range(len(rules)) if i not in set(waits)] + waits
+        waits = {i for i, rule in enumerate(rules) if not set(pending).isdisjoint(rule.needs)}
+        order = [i for i in range(len(rules)) if i not in waits] + sorted(waits)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="datavet-rules") as pool:
             started = {i: pool.submit(_run_one, rules[i], ctx) for i in order}
             ran = [(rule, started[i].result()) for i, rule in enumerate(rules)]
