@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from datavet._blas import one_blas_thread
 from datavet._lazy import pandas as pd
 from datavet.linear import MIN_ITER, Pipeline, to_rows
 from datavet.scan.columns import as_float, column_kind
@@ -556,7 +557,7 @@ def run_baselines(
     at = {c: i for i, c in enumerate(out.features)}
     # the features as arrays, text coded once: the folds slice arrays, not frames
     x_tr, x_ev = to_rows([x_tr, x_ev], [at[c] for c in numeric if c in at], [at[c] for c in text])
-    with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         out.models, out.reference_loss, out.linear_loss = fit(
             x_tr,
             y_tr,
@@ -573,7 +574,7 @@ def run_baselines(
 
         def cv_on_train() -> list[dict]:
             x, y, num, txt = fit_args
-            with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
+            with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
                 cv = _folds(task, y)[0]
                 return fit(x, y, None, None, numeric=num, text=txt, cv=cv, fit_cap=fit_cap)[0]
 
@@ -601,19 +602,6 @@ def _folds(task: str, y: np.ndarray):
         note = f"plain (unstratified) folds: a class has only {smallest} row(s)"
         return KFold(min(FOLDS, len(y)), SEED), note
     return KFold(min(FOLDS, len(y)), SEED), None
-
-
-def _one_blas_thread():
-    """BLAS on one thread while fitting: on at most ``sample_rows`` rows and a few dozen
-    features each product takes well under a millisecond, and BLAS threads spinning beside
-    the scan's threads (or other work on a small machine) made the fit 3x slower."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn depends on it
-        from contextlib import nullcontext
-
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def expectation(b: Baselines) -> str | None:

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Mapping
 from time import perf_counter
 
+from datavet._blas import one_blas_thread
 from datavet._later import Later
 from datavet.auditors.base import AuditContext
 from datavet.config import apply_column_ignores
@@ -198,12 +199,14 @@ def audit(
         progress=args.progress,
         scheduler=args.scheduler,
     )
-    evidence = gather(runner, opened, args)
-    ctx = _context(evidence)
-    findings, outcomes = run_rules(
-        args.auditors, ctx, workers=rule_workers(args.workers), pending=ctx.pending
-    )
-    evidence.settle()  # the evidence computed beside the rules, for the report
+    # one BLAS thread for the fits (rules and baselines side by side): see datavet._blas
+    with one_blas_thread():
+        evidence = gather(runner, opened, args)
+        ctx = _context(evidence)
+        findings, outcomes = run_rules(
+            args.auditors, ctx, workers=rule_workers(args.workers), pending=ctx.pending
+        )
+        evidence.settle()  # the evidence computed beside the rules, for the report
     return _report(evidence, findings, outcomes, args, perf_counter() - started)
 
 
