@@ -323,6 +323,21 @@ def child_env(extra: dict | None = None) -> dict[str, str]:
     return env
 
 
+# The floor and datavet run with BLAS on one thread. NumPy's OpenBLAS starts a thread per core
+# on import, and each spins about 0.1 s of CPU waiting for work that never comes: counted as a
+# busy core, it would inflate both CPU / wall figures (the floor's from 1.1 to 1.2) with no work
+# done. datavet's own fits run on one BLAS thread anyway (datavet._blas).
+SIDE_BY_SIDE_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def side_by_side_env(args, name: str) -> dict[str, str]:
+    """The environment of a floor or datavet run: one BLAS thread, datavet's ``--datavet-ref``."""
+    env = dict(SIDE_BY_SIDE_ENV)
+    if args.datavet_src and name != "floor":
+        env["PYTHONPATH"] = args.datavet_src
+    return env
+
+
 def run_child(argv: list[str], timeout: float, log: Path, env: dict | None = None) -> Run:
     """Run ``argv`` in a fresh process; its stderr goes to ``log``, its stdout is one JSON line."""
     killed = threading.Event()
@@ -683,12 +698,11 @@ def bench_size(rows, args, folder, peer_pythons, reused_peers=None) -> dict:
         ].note = f"not run: it loads the whole table (about {7.5 * rows / 1e7:.0f} GB at this size)"
     for name, argv in argvs.items():  # byte code compiled by one untimed run of each tool
         if name not in WARMED:
-            env = {"PYTHONPATH": args.datavet_src} if args.datavet_src and name != "floor" else None
-            run_child(argv, args.peer_timeout, folder / "child.log", env)
+            run_child(argv, args.peer_timeout, folder / "child.log", side_by_side_env(args, name))
             WARMED.add(name)
     for i in range(repeat):  # interleaved, so a noisy neighbour hits every tool alike
         for name, argv in argvs.items():
-            env = {"PYTHONPATH": args.datavet_src} if args.datavet_src and name != "floor" else None
+            env = side_by_side_env(args, name)
             run = run_child(argv, args.peer_timeout, folder / "child.log", env)
             tools[name].runs.append(run)
             status = run.error or f"{run.wall:.2f} s, {run.rss_mb:.0f} MB"
@@ -1063,7 +1077,9 @@ def write_results(
         + "Every tool's Python byte code is compiled by one untimed run first and kept (as "
         "after a `pip install`, which compiles it; with PYTHONDONTWRITEBYTECODE set, each run "
         "would compile datavet's modules again while NumPy's, pandas' and pyarrow's come "
-        "compiled). Peak RSS is the child's `ru_maxrss` from `os.wait4`. "
+        "compiled). The floor and datavet run with `OPENBLAS_NUM_THREADS=1`: after NumPy's import "
+        "its BLAS threads spin about 0.1 s of CPU with no work, which would count as a busy "
+        "core. Peak RSS is the child's `ru_maxrss` from `os.wait4`. "
         "`found` = flagged (finding, alert, failed/warned condition); `shown` = the count is in "
         "the report but nothing flags it; `missed` = neither.",
         "",
