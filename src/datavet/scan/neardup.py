@@ -150,18 +150,23 @@ class NearDetail:
 
 
 def unpack(rows: np.ndarray) -> tuple[np.ndarray, NearDetail | None]:
-    """(the (n, 2) near hashes, the per-row detail or None when it was not computed)."""
+    """(the (n, 2) near hashes, the per-row detail or None when it was not computed).
+
+    Views into ``rows``, not copies: the split's packed rows stay alive with its profile
+    anyway, the near hashes are read once (S007 matches lane 0 first) and the detail only at
+    the few matched rows; copying them was 40 bytes a row of memory traffic for nothing."""
     if rows.ndim != 2 or rows.shape[1] <= 2:
         return rows, None
+    rows = np.ascontiguousarray(rows)  # a row's words side by side, so they can be viewed
     head = rows[:, 2]
     k = int(head[0] >> np.uint64(32) & np.uint64(0xFFFF)) if len(rows) else 0
     m = int(head[0] >> np.uint64(48)) if len(rows) else 0
     width = -(-m // 8)
-    prints = np.ascontiguousarray(rows[:, 3 + 2 * k : 3 + 2 * k + width]).view(np.uint8)
-    return np.ascontiguousarray(rows[:, :2]), NearDetail(
+    prints = rows[:, 3 + 2 * k : 3 + 2 * k + width].view(np.uint8)
+    return rows[:, :2], NearDetail(
         filled=(head & np.uint64(0xFFFFFFFF)).astype(np.int64),
         lanes=rows[:, 3 : 3 + k],
-        values=np.ascontiguousarray(rows[:, 3 + k : 3 + 2 * k]).view(np.float64),
+        values=rows[:, 3 + k : 3 + 2 * k].view(np.float64),
         prints=prints[:, :m],
     )
 
