@@ -5,8 +5,7 @@ a few dozen features: each product well under a millisecond), run on several thr
 beside the scan's and the other rules' threads. A multithreaded BLAS (OpenBLAS by default, as
 NumPy ships it) splits each product across the cores and then keeps its threads spinning,
 waiting for the next one: on two cores, measured on the 1M-row benchmark, that spin took
-0.4 s of CPU from the audit's own threads and made it slower, not faster. The results do not
-depend on the thread count either way.
+about 0.3 s of CPU from the audit's own threads and made it slower, not faster.
 """
 
 from __future__ import annotations
