@@ -125,6 +125,58 @@ def test_rules_needing_no_baselines_run_while_they_are_fitted(monkeypatch):
     assert not [o for o in report.outcomes if o.status.value == "crashed"]
 
 
+def test_the_one_feature_rules_do_not_queue_behind_the_baselines(monkeypatch):
+    """B003 and B004 read the sample and the label, not the fitted baselines: they are not
+    started last with the rules that wait for the fit. The fit waits until both have run, on
+    two rule threads: queued behind B001 and B002 (each waiting for the fit on a thread), they
+    never would, and the fit would wait out its timeout."""
+    import datavet.api as api
+    from datavet.auditors.order_feature_leakage import OrderFeatureLeakage
+    from datavet.auditors.single_feature_leakage import SingleFeatureLeakage
+    from datavet.pipeline import evidence
+
+    ran = {"B003": threading.Event(), "B004": threading.Event()}
+    fit = evidence.fit_baselines
+
+    def telling(cls):
+        run = cls.run
+
+        def run_and_tell(self, ctx):
+            try:
+                return run(self, ctx)
+            finally:
+                ran[self.code].set()
+
+        monkeypatch.setattr(cls, "run", run_and_tell)
+
+    telling(SingleFeatureLeakage)
+    telling(OrderFeatureLeakage)
+    waited = []
+
+    def fit_after_b003_b004(*args, **kwargs):
+        waited.append(all(event.wait(30) for event in ran.values()))
+        return fit(*args, **kwargs)
+
+    monkeypatch.setattr(evidence, "fit_baselines", fit_after_b003_b004)
+    monkeypatch.setattr(api, "rule_workers", lambda workers: 2)
+    report = datavet.audit(TRAIN, TEST, target="label")
+    assert waited == [True]
+    status = {o.code: o.status.value for o in report.outcomes}
+    assert status["B001"] != "skipped" and status["B003"] != "skipped"
+
+
+def test_the_one_feature_rules_need_no_baselines():
+    """Selected alone, B003 and B004 fit no baselines; with the baselines off they still run
+    (B001 and B002, which compare against the fitted models, are skipped)."""
+    alone = datavet.audit(TRAIN, TEST, target="label", select=["B003", "B004"])
+    assert alone.baselines is None
+    assert {o.code: o.status.value for o in alone.outcomes} == {"B003": "passed", "B004": "passed"}
+    off = datavet.audit(TRAIN, TEST, target="label", baselines=False)
+    status = {o.code: o.status.value for o in off.outcomes}
+    assert status["B001"] == status["B002"] == "skipped"
+    assert status["B003"] == status["B004"] == "passed"
+
+
 def test_an_error_of_the_near_duplicate_pass_is_raised_by_audit(tmp_path, monkeypatch):
     import pandas as pd
 

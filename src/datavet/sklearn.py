@@ -30,7 +30,8 @@ class AuditStep(TransformerMixin, BaseEstimator):
     thresholds, severity : mapping, optional
         Per-rule threshold and severity overrides, as in :func:`datavet.audit`.
     baselines : bool
-        Fit the baseline models (B rules); off by default, since the pipeline fits a model.
+        Fit the baseline models (B001, B002); off by default, since the pipeline fits a model.
+        B003 and B004 (one feature at a time) run either way.
 
     Attributes
     ----------

@@ -61,7 +61,9 @@ class SingleFeatureLeakage(Auditor):
     severity = Severity.ERROR
     summary = "one feature alone predicts the label near perfectly"
     thresholds = {"min_score": 0.99, "min_rows": 30}
-    needs = ("target", "baselines")
+    # the sample and the label only: not the fitted baselines (so it runs with
+    # --no-baselines, and neither waits for the fit nor asks for one)
+    needs = ("target",)
     column_cell = "name"
     sections = ("leakage",)
 

@@ -107,7 +107,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--no-baselines",
         dest="baselines",
         action="store_false",
-        help="skip fitting the baselines (the B rules are then skipped)",
+        help="skip fitting the baselines (B001 and B002 are then skipped; B003 and B004 run)",
     )
     a.add_argument(
         "--encoding",
