@@ -22,6 +22,21 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 REL = 1e-9
 
 
+def test_rankdata_is_scipys_exactly_with_many_ties():
+    """Ranks come from NumPy's default (unstable) sort: tied values must still each get their
+    group's average rank, exactly as SciPy gives it."""
+    rng = np.random.default_rng(3)
+    for k in range(60):
+        n = int(rng.integers(1, 3000))
+        if k % 2:
+            x = rng.integers(0, int(rng.integers(1, 50)), n).astype(float)
+        else:
+            x = rng.normal(size=n).round(int(rng.integers(0, 3)))
+        assert np.array_equal(st.rankdata(x), sp.rankdata(x))
+        m = x[: n - n % 3].reshape(-1, 3)
+        assert np.array_equal(st.rankdata(m, axis=0), sp.rankdata(m, axis=0))
+
+
 def test_rankdata_and_spearman():
     rng = np.random.default_rng(0)
     for x in (rng.normal(size=50), rng.integers(0, 5, 200).astype(float), np.array([3.0])):
