@@ -617,8 +617,19 @@ def _ks_d(data1, data2) -> tuple[float, int, int] | None:
     n1, n2 = len(x), len(y)
     if not n1 or not n2 or _nan_last(x) or _nan_last(y):  # sorted: a NaN sorts last
         return None
+    # SciPy's D: at every value v of either sample, #(x <= v) / n1 - #(y <= v) / n2 (two
+    # searchsorted calls). The same counts from one merge of the two sorted samples (a stable
+    # sort of two sorted runs is a merge), read at the last of each run of equal values:
+    # the same numbers, the same maximum, in about half the time.
     both = np.concatenate([x, y])
-    gaps = np.searchsorted(x, both, side="right") / n1 - np.searchsorted(y, both, side="right") / n2
+    order = np.argsort(both, kind="stable")
+    merged = both[order]
+    in_x = np.cumsum(order < n1)
+    in_y = np.arange(1, n1 + n2 + 1) - in_x
+    last = np.empty(n1 + n2, bool)
+    last[:-1] = merged[1:] != merged[:-1]
+    last[-1] = True
+    gaps = in_x[last] / n1 - in_y[last] / n2
     below, above = float(np.clip(-gaps.min(), 0, 1)), float(gaps.max())
     return (below if below > above else above), n1, n2
 
