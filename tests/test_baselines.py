@@ -887,3 +887,26 @@ def test_baselines_import_neither_scikit_learn_nor_scipy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_balanced_accuracy_of_labels_that_do_not_sort_together():
+    """Labels of several types ("a" and 1) cannot be sorted: scikit-learn's
+    balanced_accuracy_score raises TypeError on them (the fallback it used to be). The mean
+    recall over the true classes does not need an order."""
+    import warnings
+
+    from sklearn.metrics import balanced_accuracy_score
+
+    from datavet.baselines import balanced_accuracy
+
+    y = np.array(["a", 1, "a", 2.5, 1, "x", "a"], dtype=object)
+    pred = np.array(["a", 1, 1, 2.5, "a", "x", "b"], dtype=object)
+    # recall: "a" 1/3, 1 1/2, 2.5 1, "x" 1
+    assert balanced_accuracy(y, pred) == pytest.approx((1 / 3 + 1 / 2 + 1 + 1) / 4)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y, pred = rng.integers(0, 4, 200), rng.integers(0, 5, 200)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "y_pred contains classes not in y_true"
+            expected = balanced_accuracy_score(y, pred)
+        assert balanced_accuracy(y, pred) == pytest.approx(expected, abs=1e-12)

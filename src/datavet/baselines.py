@@ -323,12 +323,16 @@ def balanced_accuracy(y_true: np.ndarray, pred: np.ndarray) -> float:
     scoring time)."""
     try:
         classes, codes = np.unique(y_true, return_inverse=True)
-    except TypeError:  # labels of several types that do not sort together
-        from sklearn.metrics import balanced_accuracy_score
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "y_pred contains classes not in y_true" and such
-            return float(balanced_accuracy_score(y_true, pred))
+    except TypeError:  # labels of several types that do not sort together ("a" and 1):
+        # coded in order of first appearance (scikit-learn's balanced_accuracy_score sorts
+        # them too, and raises the same TypeError)
+        seen: dict = {}
+        codes = np.fromiter(
+            (seen.setdefault(v, len(seen)) for v in np.asarray(y_true, dtype=object).tolist()),
+            np.int64,
+            len(y_true),
+        )
+        classes = np.empty(len(seen), dtype=object)
     codes = codes.ravel()
     hits = np.asarray(pred == y_true, dtype=float).ravel()
     per_class = np.bincount(codes, weights=hits, minlength=len(classes)) / np.bincount(
