@@ -106,3 +106,62 @@ def test_default_audit_with_a_test_split_imports_neither_scipy_nor_scikit_learn(
     )
     loaded = _loaded(code)
     assert "scipy" not in loaded and "sklearn" not in loaded, loaded
+
+
+_WITHOUT_SCIPY_SKLEARN = """
+import sys
+
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("scipy", "sklearn"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+sys.meta_path.insert(0, Absent())
+"""
+
+
+def test_audits_run_without_scipy_and_scikit_learn(tmp_path):
+    """Neither is a dependency: an audit of every kind (a table with baselines and a test
+    split, the CLI with HTML and JSON) runs in an interpreter that cannot import them, and the
+    scikit-learn Pipeline step says which extra it needs."""
+    train, test = (
+        ROOT / "sample_data" / "planted_train.csv",
+        ROOT / "sample_data" / "planted_test.csv",
+    )
+    code = (
+        _WITHOUT_SCIPY_SKLEARN
+        + f"""
+import datavet
+report = datavet.audit({str(train)!r}, {str(test)!r}, target="label")
+codes = sorted({{f.code for f in report.findings}})
+crashed = [o.code for o in report.outcomes if o.status.value == "crashed"]
+assert report.baselines and report.baselines["models"], report.baselines
+assert not crashed, crashed
+from datavet.cli import main
+rc = main(["audit", {str(train)!r}, "--test", {str(test)!r}, "--target", "label",
+           "--html", {str(tmp_path / "r.html")!r}, "--format", "json",
+           "--output", {str(tmp_path / "r.json")!r}])
+assert rc == 1, rc
+try:
+    import datavet.sklearn
+except ImportError as exc:
+    assert "datavet[sklearn]" in str(exc), exc
+else:
+    raise AssertionError("datavet.sklearn imported without scikit-learn")
+print(codes)
+"""
+    )
+    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "'S001'" in out.stdout and "'L002'" in out.stdout
+    assert (tmp_path / "r.html").stat().st_size > 10_000
+    assert "S001" in (tmp_path / "r.json").read_text()

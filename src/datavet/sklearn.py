@@ -9,7 +9,13 @@
 
 from __future__ import annotations
 
-from sklearn.base import BaseEstimator, TransformerMixin
+try:
+    from sklearn.base import BaseEstimator, TransformerMixin
+except ImportError as exc:
+    raise ImportError(
+        "datavet.sklearn is a scikit-learn Pipeline step and needs scikit-learn: "
+        "pip install 'datavet[sklearn]'"
+    ) from exc
 
 from datavet.api import audit
 from datavet.errors import AuditFailed
