@@ -16,19 +16,22 @@ SRC = ROOT / "src"
 HEAVY = ("pandas", "scipy", "sklearn", "jinja2", "torch")
 
 
-def _loaded(code: str) -> list[str]:
-    """The heavy packages a fresh interpreter holds after running ``code``."""
-    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+def _python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run by a fresh interpreter that imports datavet from this checkout."""
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path}
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
+    return subprocess.run(
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "PYTHONPATH": path},
         cwd=ROOT,
         timeout=300,
     )
+
+
+def _loaded(code: str) -> list[str]:
+    """The heavy packages a fresh interpreter holds after running ``code``."""
+    out = _python(f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     assert out.returncode == 0, out.stderr
     return eval(out.stdout.strip().splitlines()[-1])  # noqa: S307 - our own printed list
 
@@ -152,15 +155,7 @@ else:
 print(codes)
 """
     )
-    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path},
-        cwd=ROOT,
-        timeout=300,
-    )
+    out = _python(code)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "'S001'" in out.stdout and "'L002'" in out.stdout
     assert (tmp_path / "r.html").stat().st_size > 10_000
