@@ -325,7 +325,7 @@ def child_env(extra: dict | None = None) -> dict[str, str]:
 
 # The floor and datavet run with BLAS on one thread. NumPy's OpenBLAS starts a thread per core
 # on import, and each spins about 0.1 s of CPU waiting for work that never comes: counted as a
-# busy core, it would inflate both CPU / wall figures (the floor's from 1.1 to 1.2) with no work
+# busy core, it would inflate both CPU / wall figures (the floor's from 1.0 to 1.2) with no work
 # done. datavet's own fits run on one BLAS thread anyway (datavet._blas).
 SIDE_BY_SIDE_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 

@@ -322,7 +322,7 @@ def balanced_accuracy(y_true: np.ndarray, pred: np.ndarray) -> float:
     two ``bincount`` s (its confusion matrix over many text classes took most of the baselines'
     scoring time)."""
     try:
-        classes, codes = np.unique(y_true, return_inverse=True)
+        codes = np.unique(y_true, return_inverse=True)[1]
     except TypeError:  # labels of several types that do not sort together ("a" and 1):
         # coded in order of first appearance (scikit-learn's balanced_accuracy_score sorts
         # them too, and raises the same TypeError)
@@ -332,13 +332,9 @@ def balanced_accuracy(y_true: np.ndarray, pred: np.ndarray) -> float:
             np.int64,
             len(y_true),
         )
-        classes = np.empty(len(seen), dtype=object)
-    codes = codes.ravel()
+    codes = codes.ravel()  # every class has a code and a row: no empty bins
     hits = np.asarray(pred == y_true, dtype=float).ravel()
-    per_class = np.bincount(codes, weights=hits, minlength=len(classes)) / np.bincount(
-        codes, minlength=len(classes)
-    )
-    return float(per_class.mean())
+    return float((np.bincount(codes, weights=hits) / np.bincount(codes)).mean())
 
 
 def _regression(

@@ -154,7 +154,7 @@ def unpack(rows: np.ndarray) -> tuple[np.ndarray, NearDetail | None]:
 
     Views into ``rows``, not copies: the split's packed rows stay alive with its profile
     anyway, the near hashes are read once (S007 matches lane 0 first) and the detail only at
-    the few matched rows; copying them was 40 bytes a row of memory traffic for nothing."""
+    the few matched rows; copying them was fresh memory (page faults) for nothing."""
     if rows.ndim != 2 or rows.shape[1] <= 2:
         return rows, None
     rows = np.ascontiguousarray(rows)  # a row's words side by side, so they can be viewed
