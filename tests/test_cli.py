@@ -361,6 +361,60 @@ def test_python_m_datavet_version():
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", datavet.__version__)
 
 
+def test_the_program_freezes_the_heap_after_the_command(monkeypatch, capsys):
+    """``run`` (the console script, ``python -m datavet``) tells the collector to skip the
+    heap once the command is done, so the interpreter's exit does not walk it; ``main``, which
+    tests and other Python code call in a process that goes on, leaves the collector alone."""
+    import gc
+
+    from datavet import cli
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(len(frozen)))
+    monkeypatch.setattr(sys, "argv", ["datavet", "rules"])
+    assert cli.run() == 0
+    assert frozen == [0]
+    assert main(["rules"]) == 0
+    assert frozen == [0]
+    capsys.readouterr()
+
+
+def test_the_program_still_cleans_up_after_freezing(tmp_path):
+    """With the heap frozen at exit, the output file is whole and the spilled row hashes' folder
+    is removed (its finalizer runs at exit, not when the collector finds it)."""
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    out = tmp_path / "report.json"
+    script = (
+        "import sys\n"
+        "import datavet.engines.local as local\n"
+        "local.SPILL_ROWS = 50\n"  # the 400-row sample spills its hashes to disk
+        "import datavet.engines.spill as spill\n"
+        "made = []\n"
+        "init = spill.HashSpill.__init__\n"
+        "def record(self, *a, **k):\n"
+        "    init(self, *a, **k)\n"
+        "    made.append(self.dir)\n"
+        "    print('spilled to', self.dir, file=sys.stderr)\n"
+        "spill.HashSpill.__init__ = record\n"
+        "from datavet.cli import run\n"
+        "sys.argv = ['datavet', *sys.argv[1:]]\n"
+        "raise SystemExit(run())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *PLANTED, "--format", "json", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=_env(TMPDIR=str(spool)),
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "spilled to" in proc.stderr  # the spill did happen
+    assert json.loads(out.read_text())["exit_code"] == 1
+    assert list(spool.iterdir()) == []  # nothing left behind
+
+
 def test_no_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main([])

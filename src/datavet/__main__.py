@@ -1,3 +1,3 @@
-from datavet.cli import main
+from datavet.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())
