@@ -474,4 +474,6 @@ def test_python_m_datavet_and_the_console_script_name_the_same_main():
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, name = scripts["datavet"].partition(":")
-    assert (module, name) == ("datavet.cli", "main") and callable(datavet.cli.main)
+    assert (module, name) == ("datavet.cli", "run") and callable(datavet.cli.run)
+    program = Path(datavet.cli.__file__).parents[1] / "__main__.py"  # python -m datavet
+    assert "raise SystemExit(run())" in program.read_text()
