@@ -19,11 +19,21 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     """Write to a temporary file beside ``path`` and rename it into place: readers never see a
     half-written report, and a failure leaves any previous file intact.
 
-    A symbolic link is written through (its target is replaced, the link stays). An existing
+    A symbolic link is written through (its target is replaced, the link stays; the temporary
+    file is made beside the target, also for ``/proc/self/fd/N`` and ``/dev/fd/N``). An existing
     target that is not a regular file (``/dev/null``, a FIFO, a terminal) is never renamed over:
     it is written in place, as a shell's ``>`` would, and a write error (``/dev/full``) is raised.
     """
-    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        if os.path.exists(path) and not _same_existing(path, real):
+            # ``/proc/self/fd/N`` on a deleted file, or a name from another mount namespace:
+            # no folder to rename in, so the file the link leads to is written where it is
+            write_in_place(path, text, truncate=True)
+            return
+        path = Path(real)
+    else:
+        path = Path(path)
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -33,7 +43,10 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     if st is not None and not stat.S_ISREG(st.st_mode):
         write_in_place(path, text)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a folder on the way is a file: say that, not "File exists"
+        raise NotADirectoryError(20, "Not a directory", str(path.parent)) from None
     remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
@@ -112,6 +125,13 @@ def _mode(path: Path) -> int:
         mask = os.umask(0)
         os.umask(mask)
         return 0o666 & ~mask
+
+
+def _same_existing(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

@@ -6,9 +6,12 @@
 2. Never over an existing regular file that is not datavet's own output (a report in any format,
    a journal or its Markdown view, recognised by content), unless ``--force``. An empty file holds
    nothing to lose and may be replaced.
-3. Never rename over something that is not a regular file: ``/dev/null``, ``/dev/stdout``, a
-   terminal, a FIFO are written in place, and their write errors (``/dev/full``) are errors.
-   ``-`` is standard output.
+3. Never rename over something that is not a regular file: ``/dev/null``, a terminal, a FIFO
+   are written in place, and their write errors (``/dev/full``) are errors. What a path leads to
+   decides, not how it is spelt: ``/dev/shm/notes.txt`` or ``/proc/self/fd/7`` leading to a
+   regular file is a regular file (rules 1 and 2 hold). ``-`` is standard output, and so is a
+   path naming the file open on it (``/dev/stdout``); standard output that is a file the
+   command reads is refused as well.
 
 A refusal is :class:`~datavet.errors.OutputError` ``PATH: <why>`` (exit 2), raised before the
 command reads or writes anything.
@@ -84,12 +87,40 @@ def is_datavet_output(path: str | os.PathLike) -> bool:
     return any(p.fullmatch(last.strip()) for p in _LAST_LINES)
 
 
-def _under_dev(path: str) -> bool:
-    """``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``: names for open files, written in
-    place even when they lead to a regular file (renaming would detach the file the shell
-    opened)."""
-    absolute = os.path.abspath(path)
-    return absolute.startswith(("/dev/", "/proc/"))
+def _in_place(path: str) -> bool:
+    """Whether ``path`` leads to something that is not a regular file (``/dev/null``, a FIFO, a
+    terminal, ``/dev/fd/3`` on a pipe): written where it is, never renamed over. Decided by what
+    the path resolves to, not by its spelling: a regular file under ``/dev/shm`` or reached
+    through ``/proc/self/fd/N`` is a regular file."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _identity(path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the file ``path`` leads to, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _fd_path(fd: int) -> str:
+    """A path naming open file descriptor ``fd`` (``/proc/self/fd/N``, else ``/dev/fd/N``)."""
+    return f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else f"/dev/fd/{fd}"
+
+
+def _stdout_file() -> str | None:
+    """A path naming the regular file standard output is open on, or None (a terminal, a pipe,
+    a captured stream)."""
+    try:
+        fd = sys.stdout.fileno()
+        st = os.fstat(fd)
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+    return _fd_path(fd) if stat.S_ISREG(st.st_mode) else None
 
 
 def _fd_is(path: str, stream) -> bool:
@@ -132,20 +163,22 @@ def _local(src: str) -> str | None:
 
 
 def _collides(out: str, src: str) -> bool:
+    """Whether writing ``out`` would write over a file that reading ``src`` reads: the file
+    itself, a file inside the directory, a file the glob matches (or would match once written),
+    however ``out`` or the input reaches it (symbolic links, hard links, ``..``)."""
     local = _local(src)
     if local is None:
         return False  # a remote input holds no local file
     src = local
-    if any(c in src for c in "*?[") and not os.path.exists(src):
-        # a glob input: the next audit would read a report written where it matches
-        return glob_regex(os.path.abspath(src)).fullmatch(os.path.abspath(out)) is not None
     try:
+        if any(c in src for c in "*?[") and not os.path.exists(src):
+            return _glob_reads(out, src)
         if os.path.isdir(src):
             real_src = os.path.realpath(src)
             real_out = os.path.realpath(out)
             if real_out == real_src or real_out.startswith(os.path.join(real_src, "")):
                 return True
-            return _hard_link_inside(out, src)
+            return _tree_reads(out, src, None, None)
         if os.path.exists(out) and os.path.exists(src):
             return os.path.samefile(out, src)
         return os.path.realpath(out) == os.path.realpath(src)
@@ -153,22 +186,68 @@ def _collides(out: str, src: str) -> bool:
         return os.path.abspath(out) == os.path.abspath(src)
 
 
-def _hard_link_inside(out: str, folder: str) -> bool:
-    """A hard link elsewhere to a file inside an input directory (only looked for when ``out``
-    has more than one link, so the common case costs one stat)."""
-    try:
-        st = os.stat(out)
-    except OSError:
-        return False
-    if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
-        return False
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
+def _glob_reads(out: str, pattern: str) -> bool:
+    """A glob input: the next audit would read a report written where the pattern matches, as
+    written or once links are resolved, and this one reads every file it matches now (through
+    a symbolic link to a file or a folder, or a hard link)."""
+    absolute = os.path.abspath(pattern)
+    if glob_regex(absolute).fullmatch(os.path.abspath(out)):
+        return True
+    parts = absolute.split("/")
+    static: list[str] = []
+    for p in parts:
+        if any(c in p for c in "*?["):
+            break
+        static.append(p)
+    base = "/".join(static) or "/"
+    rest = "/".join(parts[len(static) :])
+    real_base = os.path.realpath(base)
+    if glob_regex(os.path.join(real_base, rest)).fullmatch(os.path.realpath(out)):
+        return True
+    depth = None if "**" in rest.split("/") else rest.count("/")
+    return _tree_reads(out, base, glob_regex(rest), depth)
+
+
+def _tree_reads(out: str, base: str, regex: re.Pattern | None, depth: int | None) -> bool:
+    """Whether ``out`` is, or would be created as, a file under ``base`` whose path relative to
+    it ``regex`` matches (None: any), walking folders through symbolic links (each real folder
+    once) down to ``depth`` levels (None: all). A file is compared by ``(st_dev, st_ino)``."""
+    target = _identity(out)
+    out_dir, out_name = os.path.split(os.path.realpath(out))
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[str, str, int]] = [("", base, 0)]
+    while stack:
+        rel, folder, level = stack.pop()
+        try:
+            st = os.stat(folder)
+            real = os.path.realpath(folder)
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        if real == out_dir and (regex is None or regex.fullmatch(rel + out_name)):
+            return True  # out is (or would be created as) a file of this folder
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                other = os.stat(os.path.join(root, name))
+                if entry.is_dir():  # a link to a folder is followed, as the readers do
+                    if depth is None or level < depth:
+                        stack.append((f"{rel}{entry.name}/", entry.path, level + 1))
+                    continue
+                if target is None:
+                    continue
+                if entry.is_symlink():
+                    ident: tuple[int, int] | None = _identity(entry.path)
+                else:
+                    ident = (st.st_dev, entry.inode())
             except OSError:
                 continue
-            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            if ident == target and (regex is None or regex.fullmatch(rel + entry.name)):
                 return True
     return False
 
@@ -184,6 +263,8 @@ class Outputs:
         self.reads = reads or Inputs()
         self.force = force
         self.named: dict[str, str] = {}  # resolved path -> option
+        self.files: dict[tuple[int, int], str] = {}  # existing regular file -> option
+        self.on_stdout: str | None = None  # what prints to standard output, once checked
 
     def claim(self, option: str, path, *, owned=is_datavet_output, what: str = "report") -> str:
         """Check that ``option``'s ``path`` may be written; return it as a string."""
@@ -193,6 +274,7 @@ class Outputs:
                 raise UsageError(
                     f"{self.named[STDOUT]} - and {option} - both write to standard output"
                 )
+            self.check_stdout(f"{option} -", what=what)
             self.named[STDOUT] = option
             return path
         shown = _shown(path)
@@ -204,12 +286,45 @@ class Outputs:
                 f"is the {label} being read ({_shown(src)}); {option} would write the {what} "
                 "over it: choose another path",
             )
-        key = os.path.realpath(path)
-        if key in self.named and self.named[key] != option:
-            raise UsageError(f"{shown}: {self.named[key]} and {option} name the same file")
-        self.named[key] = option
+        self._name(option, path, shown)
         self._check_existing(option, path, shown, owned, what)
         return path
+
+    def _name(self, option: str, path: str, shown: str) -> None:
+        """Two outputs naming one file (by resolved path, or the same existing file) are
+        refused: the second would replace, or be appended to and then replace, the first."""
+        key = os.path.realpath(path)
+        other = self.named.get(key)
+        try:
+            st = os.stat(path)
+            ident = (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+        except (OSError, ValueError):
+            ident = None
+        if other is None and ident is not None:
+            other = self.files.get(ident)
+        if other is not None and other != option:
+            raise UsageError(f"{shown}: {other} and {option} name the same file")
+        self.named[key] = option
+        if ident is not None:
+            self.files[ident] = option
+
+    def check_stdout(self, option: str | None = None, *, what: str = "report") -> None:
+        """Refuse to print the result when standard output is a file the command reads (as
+        ``cat`` refuses "input file is output file"): ``datavet audit v.csv > v.csv``.
+        ``option``: the option naming ``-`` (None: the result, printed by default)."""
+        self.on_stdout = option or "standard output"
+        fd_path = _stdout_file()
+        if fd_path is None:
+            return
+        hit = self.reads.hit(fd_path)
+        if hit is not None:
+            label, src = hit
+            who = f"{option} would write the {what}" if option else f"the {what} would be written"
+            raise OutputError(
+                _shown(src),
+                f"is the {label} being read and standard output is open on it; {who} over it: "
+                "redirect standard output elsewhere, or give --output PATH",
+            )
 
     def _check_existing(self, option, path, shown, owned, what) -> None:
         try:
@@ -220,8 +335,10 @@ class Outputs:
             raise OutputError(shown, f"cannot be written ({exc.strerror or exc})") from None
         if stat.S_ISDIR(st.st_mode):
             raise OutputError(shown, f"is a directory; {option} needs a file path")
-        if not stat.S_ISREG(st.st_mode) or _under_dev(path):
+        if not stat.S_ISREG(st.st_mode):
             return  # written in place: a device stays a device
+        if _fd_is(path, sys.stdout) or _fd_is(path, sys.stderr):
+            return  # the file the shell opened on stdout/stderr: written there, as with -
         if not self.force and not owned(path):
             raise OutputError(
                 shown,
@@ -235,15 +352,27 @@ class Outputs:
         path = self.claim(option, path, owned=owned, what=what) if _fresh(self, path) else path
         write_text(path, text)
 
-    def append(self, option: str, path, text: str) -> None:
-        """Append ``text`` (``$GITHUB_STEP_SUMMARY``): refused onto an input, never truncates."""
+    def claim_append(self, option: str, path) -> str:
+        """Check a file ``option`` appends to (``$GITHUB_STEP_SUMMARY``) before any work: never
+        an input, never a file another output names (that one would replace it)."""
         path = os.fspath(path)
+        shown = _shown(path)
         hit = self.reads.hit(path)
         if hit is not None:
             raise OutputError(
-                _shown(path),
+                shown,
                 f"is the {hit[0]} being read ({_shown(hit[1])}); {option} would append to it",
             )
+        if self.on_stdout and _fd_is(path, sys.stdout):
+            raise UsageError(f"{shown}: {self.on_stdout} and {option} name the same file")
+        self._name(option, path, shown)
+        return path
+
+    def append(self, option: str, path, text: str) -> None:
+        """Append ``text`` (``$GITHUB_STEP_SUMMARY``): refused onto an input, never truncates."""
+        path = os.fspath(path)
+        if _fresh(self, path):
+            self.claim_append(option, path)
         try:
             st = os.stat(path)
             regular = stat.S_ISREG(st.st_mode)
@@ -266,11 +395,12 @@ def _fresh(outputs: Outputs, path) -> bool:
 
 
 def write_bytes(path, data: bytes) -> None:
-    """Binary content (a saved tensor snapshot): a device, FIFO or ``/dev/...`` name in place; a
-    regular file atomically (through a symbolic link). Never standard output."""
+    """Binary content (a saved tensor snapshot): a device or FIFO in place; a regular file
+    atomically (through a symbolic link, ``/proc/self/fd/N`` included). Never standard
+    output."""
     path = os.fspath(path)
     try:
-        if _under_dev(path) and os.path.exists(path):
+        if _in_place(path):
             write_in_place(path, data, truncate=True)
             return
         write_atomic(path, data)
@@ -280,7 +410,8 @@ def write_bytes(path, data: bytes) -> None:
 
 def write_text(path, text: str) -> None:
     """The write itself: ``-`` and the file on standard output go to ``sys.stdout``; a device,
-    FIFO or ``/dev/...`` name in place; a regular file atomically (through a symbolic link)."""
+    FIFO in place; a regular file atomically (through a symbolic link, ``/proc/self/fd/N``
+    included)."""
     path = os.fspath(path)
     try:
         if path == STDOUT or _fd_is(path, sys.stdout):
@@ -291,7 +422,7 @@ def write_text(path, text: str) -> None:
             sys.stderr.write(text)
             sys.stderr.flush()
             return
-        if _under_dev(path) and os.path.exists(path):
+        if _in_place(path):
             write_in_place(path, text, truncate=True)
             return
         write_atomic(path, text)

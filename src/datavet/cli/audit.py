@@ -187,14 +187,29 @@ def _outputs(args: argparse.Namespace, settings, jobs: list[plan.Job]) -> output
         reads.add("test input", job.test)
     if settings.config is not None:
         reads.add("config file", settings.config)
-    html = [_html_path(args, job, jobs) for job in jobs] if args.html else None
-    policy = options.plan_outputs(args, reads, html=html)
+    policy = options.plan_outputs(args, reads, html=_html_paths(args, jobs) or None)
     options.claim_output_formats(policy, args, several=len(jobs) > 1)
+    summary = _step_summary(args)
+    if summary:  # appended to: refused up front when another output names the same file
+        policy.claim_append("GITHUB_STEP_SUMMARY", summary)
     return policy
 
 
-def _html_path(args: argparse.Namespace, job: plan.Job, jobs: list) -> str | os.PathLike:
-    return args.html if len(jobs) == 1 else plan.per_dataset_path(args.html, job)
+def _html_paths(args: argparse.Namespace, jobs: list) -> list[str | os.PathLike]:
+    """The ``--html`` file of each job: PATH for one audit, one distinct file each for more."""
+    if not args.html:
+        return []
+    if len(jobs) == 1:
+        return [args.html]
+    return list(plan.per_dataset_paths(args.html, jobs))
+
+
+def _step_summary(args: argparse.Namespace) -> str | None:
+    """``$GITHUB_STEP_SUMMARY`` when the GitHub format is asked for (it gets the summary)."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary and "github" in (args.format, *(f for f, _ in args.output_formats or ())):
+        return summary
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -224,12 +239,11 @@ def run(args: argparse.Namespace) -> int:
         for job, report in results
     ]
     text = render_many(items, args.format, **options.text_options(args))
-    if args.html:
-        for job, report in results:
-            options.write_html(policy, _html_path(args, job, jobs), report.to_html())
+    for html, (_job, report) in zip(_html_paths(args, jobs), results):
+        options.write_html(policy, html, report.to_html())
     options.write_output_formats(policy, args, items)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and "github" in (args.format, *(f for f, _ in args.output_formats or ())):
+    summary = _step_summary(args)
+    if summary:
         policy.append("GITHUB_STEP_SUMMARY", summary, github.summary_many(items))
     options.emit(policy, args, text)
     for _, report in results:  # exit 2 from a crashed rule always says which, on stderr

@@ -141,8 +141,10 @@ def plan_outputs(
             plan.claim("--html", path)
     if args.output:
         plan.claim("--output", args.output)
-    elif args.html == outputs.STDOUT:
-        outputs.stdout_twice("--html")
+    else:
+        if args.html == outputs.STDOUT:
+            outputs.stdout_twice("--html")
+        plan.check_stdout()  # the result goes to standard output: never onto an input
     return plan
 
 
@@ -186,6 +188,7 @@ def emit(plan: outputs.Outputs, args: argparse.Namespace, text: str) -> None:
         plan.write("--output", args.output, text)
         outputs.wrote(args.output)
     else:
+        plan.check_stdout()
         sys.stdout.write(text)
         sys.stdout.flush()
 

@@ -111,7 +111,8 @@ def plan_files(settings: Settings, files: Sequence[str], args, note=None) -> lis
 def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
     if named is not None and train is None:
         train, test = named.train, named.test
-    target = target or (named.target if named else None) or settings.target
+    if target is None:  # --target '' is passed on, to be refused as an empty name
+        target = (named.target if named else None) or settings.target
     task = task or (named.task if named else None) or settings.task
     locations: dict[str, tuple[str, int]] = {}
     if named is not None and settings.config is not None:
@@ -152,9 +153,41 @@ def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
 def per_dataset_path(path: str | os.PathLike, job: Job) -> Path:
     """``reports/audit.html`` -> ``reports/audit-NAME.html``: one file per audited dataset."""
     p = Path(path)
+    return p.with_name(f"{p.stem}-{_label(job)}{p.suffix}")
+
+
+def per_dataset_paths(path: str | os.PathLike, jobs: Sequence[Job]) -> list[Path]:
+    """:func:`per_dataset_path` for every job, each a file of its own: jobs whose names come out
+    alike (``d2023/train.csv`` and ``d2024/train.csv``; datasets ``a/b`` and ``a_b``; names
+    differing only in case) are numbered in the order they are audited (``audit-train-1.html``,
+    ``audit-train-2.html``), never one report written over another."""
+    p = Path(path)
+    labels = [_label(job) for job in jobs]
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label.casefold()] = counts.get(label.casefold(), 0) + 1
+    taken = set(counts)
+    numbers: dict[str, int] = {}
+    out = []
+    for label in labels:
+        key = label.casefold()
+        if counts[key] > 1:
+            n = numbers.get(key, 0)
+            while True:
+                n += 1
+                candidate = f"{label}-{n}"
+                if candidate.casefold() not in taken:
+                    break
+            numbers[key] = n
+            taken.add(candidate.casefold())
+            label = candidate
+        out.append(p.with_name(f"{p.stem}-{label}{p.suffix}"))
+    return out
+
+
+def _label(job: Job) -> str:
     label = job.name or Path(job.train).stem
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("._") or "dataset"
-    return p.with_name(f"{p.stem}-{safe}{p.suffix}")
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("._") or "dataset"
 
 
 def _norm(path) -> str:
