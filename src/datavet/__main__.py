@@ -1,3 +1,12 @@
-from datavet.cli import run
+"""``python -m datavet``: the ``datavet`` program (:func:`datavet.cli.run`). Ctrl-C while the
+command line loads is one line, ``datavet: interrupted``, and exit 2, as it is once it runs."""
 
-raise SystemExit(run())
+try:
+    from datavet.cli import run
+
+    raise SystemExit(run())
+except KeyboardInterrupt:
+    import sys
+
+    print("datavet: interrupted", file=sys.stderr)
+    raise SystemExit(2) from None

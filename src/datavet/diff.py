@@ -14,6 +14,7 @@ listed as changed. Exit codes, for a gate on a refreshed dataset:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ MAX_DEPTH = 32  # a datavet report nests 6 levels deep
 def load_report(path: str | Path) -> dict:
     """A datavet JSON report (``--format json``) from ``path``; InputError if it is not one."""
     shown = str(path)
+    if not shown:
+        raise InputError("''", "the path is empty: name a datavet JSON report")
     try:
         text = read_bounded(path, MAX_REPORT_BYTES).decode("utf-8")
     except FileNotFoundError:
@@ -53,7 +56,56 @@ def load_report(path: str | Path) -> dict:
     return check_report(data, shown)
 
 
+# Fields the renderers and the diff print or compare as they are (datavet writes them from its
+# own vocabulary; a report read back is input, so they are checked: a code cannot carry a line
+# break or a command).
+_FIELDS: dict[str, type] = {
+    "datasets": dict,
+    "findings": list,
+    "outcomes": list,
+    "counts": dict,
+    "exit_code": int,
+    "fail_on": str,
+    "notes": list,
+}
+_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+_SPACED = re.compile(r"[A-Za-z0-9_.+ -]{1,64}")
+_STATUSES = ("passed", "failed", "skipped", "crashed")
+_LEVELS = ("info", "warning", "error")
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _word(value: Any) -> bool:
+    return isinstance(value, str) and _WORD.fullmatch(value) is not None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finding(f: Any) -> bool:
+    """Whether ``f`` is a finding as datavet writes it: what the diff keys on, compares and
+    prints (code, name, split, columns, severity, message) of the expected types."""
+    if not isinstance(f, dict):
+        return False
+    split, columns = f.get("split"), f.get("columns")
+    return (
+        _word(f.get("code"))
+        and _word(f.get("name"))
+        and (split is None or _word(split))
+        and (
+            columns is None
+            or (isinstance(columns, list) and all(isinstance(c, _SCALARS) for c in columns))
+        )
+        and f.get("severity") in _LEVELS
+        and isinstance(f.get("message"), str)
+    )
+
+
 def check_report(data: Any, shown: str = "report") -> dict:
+    """``data`` when it is a complete datavet report (``Report.to_dict()``, or a ``--format
+    json`` report read back), with every field ``datavet diff`` and ``datavet render`` use of
+    the type they expect; InputError naming ``shown`` when it is not."""
     if not isinstance(data, dict) or data.get("tool") != "datavet" or "findings" not in data:
         raise InputError(shown, "not a datavet JSON report (write one with --format json)")
     if data.get("schema_version") != 1:
@@ -66,8 +118,50 @@ def check_report(data: Any, shown: str = "report") -> dict:
     ):
         raise InputError(shown, "malformed findings list")
     for f in findings:
-        if f["severity"] not in ("info", "warning", "error"):
+        if f["severity"] not in _LEVELS:
             raise InputError(shown, f"unknown severity {f['severity']!r} in a finding")
+
+    def bad(what: str) -> InputError:
+        return InputError(shown, f"not a complete datavet JSON report ({what})")
+
+    for name, kind in _FIELDS.items():
+        if not isinstance(data.get(name), kind) or isinstance(data.get(name), bool):
+            raise bad(f"no valid {name!r}")
+    if data["fail_on"] not in _LEVELS:
+        raise bad(f"fail_on {data['fail_on']!r}")
+    if data["exit_code"] not in (0, 1, 2):
+        raise bad(f"exit_code {data['exit_code']!r}")
+    for name, value in data["counts"].items():
+        if name not in _LEVELS or not _whole(value):
+            raise bad("counts")
+    task = data.get("task")
+    if task is not None and not _word(task):
+        raise bad("task")
+    for split, d in data["datasets"].items():
+        if not _word(split) or not isinstance(d, dict):
+            raise bad("datasets")
+        fmt = d.get("format")
+        if not (isinstance(fmt, str) and _SPACED.fullmatch(fmt)):
+            raise bad(f"datasets.{split}.format")
+        if not _whole(d.get("rows")):
+            raise bad(f"datasets.{split}.rows")
+    ignored = data.get("ignored")
+    if ignored is not None and not isinstance(ignored, list):
+        raise bad("no valid 'ignored'")
+    for item in ignored or ():
+        if not isinstance(item, dict) or not isinstance(item.get("finding"), dict):
+            raise bad("ignored")
+    for f in [*findings, *(item["finding"] for item in ignored or ())]:
+        if not _finding(f):
+            raise bad("a finding's code, name, split, columns, severity or message")
+    for o in data["outcomes"]:
+        if not (
+            isinstance(o, dict)
+            and _word(o.get("code"))
+            and _word(o.get("name"))
+            and o.get("status") in _STATUSES
+        ):
+            raise bad("an outcome's code, name or status")
     return data
 
 
@@ -189,8 +283,8 @@ def render_text(d: Diff, fail_on: Severity | str) -> str:
     if code == 2:
         verdict = "the new audit did not finish (a rule crashed): exit 2"
     elif code == 1:
-        n = len(d.failing(level))
-        verdict = f"{n} new or worse finding(s) at or above '{level.label}' (marked !): exit 1"
+        count = len(d.failing(level))
+        verdict = f"{count} new or worse finding(s) at or above '{level.label}' (marked !): exit 1"
     else:
         verdict = f"nothing new at or above '{level.label}': exit 0"
     lines.append(verdict)

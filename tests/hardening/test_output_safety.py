@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import datavet
 from datavet import outputs
 from datavet._io import remove_stale_temporaries, write_atomic
 
@@ -51,10 +52,10 @@ def data(tmp_path) -> dict:
 
 
 def _json_report(d: Path, name="old.json") -> Path:
+    """A complete datavet JSON report (what ``datavet diff`` and ``render`` accept)."""
     path = d / name
-    path.write_text(
-        json.dumps({"schema_version": 1, "tool": "datavet", "fail_on": "error", "findings": []})
-    )
+    report = datavet.audit(pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [0, 1, 0, 1]}), target="y")
+    path.write_text(report.to_json())
     return path
 
 

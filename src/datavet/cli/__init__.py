@@ -9,45 +9,48 @@ it; 2 could not audit (usage, unreadable input, missing target, a crashed rule).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
+# Light on purpose: Ctrl-C is one line (``datavet: interrupted``) only once main() runs, so what
+# this module imports before it (the console script imports it, then calls run) is kept to the
+# exceptions; the commands, argparse and the renderers load inside main().
 import gc
 import os
 import sys
-import traceback
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from datavet.cli import audit as audit_cmd
-from datavet.cli import config as config_cmd
-from datavet.cli import curves as curves_cmd
-from datavet.cli import diff as diff_cmd
-from datavet.cli import journal as journal_cmd
-from datavet.cli import preflight as preflight_cmd
-from datavet.cli import probe as probe_cmd
-from datavet.cli import render as render_cmd
-from datavet.cli import rules as rules_cmd
 from datavet.errors import DatavetError
-from datavet.output.text import clean
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 __all__ = ["main", "run"]
 
-_RUN: dict[str, Callable[[argparse.Namespace], int]] = {
-    "audit": audit_cmd.run,
-    "check": audit_cmd.run,
-    "config": config_cmd.run,
-    "diff": diff_cmd.run,
-    "probe": probe_cmd.run,
-    "preflight": preflight_cmd.run,
-    "curves": curves_cmd.run,
-    "journal": journal_cmd.run,
-    "render": render_cmd.run,
-    "rules": lambda args: rules_cmd.run_rules(),
-    "rule": lambda args: rules_cmd.run_rule(args.code),
-}
+
+def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Each command's name and the function that runs it (the command modules are imported
+    here, when a command line is parsed, not with this module)."""
+    from datavet.cli import audit, config, curves, diff, journal, preflight, probe, render, rules
+
+    return {
+        "audit": audit.run,
+        "check": audit.run,
+        "config": config.run,
+        "diff": diff.run,
+        "probe": probe.run,
+        "preflight": preflight.run,
+        "curves": curves.run,
+        "journal": journal.run,
+        "render": render.run,
+        "rules": lambda args: rules.run_rules(),
+        "rule": lambda args: rules.run_rule(args.code),
+    }
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     from datavet._version import __version__
+    from datavet.cli import audit, config, curves, diff, journal, preflight, probe, render, rules
 
     parser = argparse.ArgumentParser(
         prog="datavet",
@@ -57,50 +60,72 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"datavet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    audit = audit_cmd.add_parser(sub)
-    audit_cmd.add_check_parser(sub, audit)
-    config_cmd.add_parser(sub, audit)
-    diff_cmd.add_parser(sub)
-    probe_cmd.add_parser(sub)
-    preflight_cmd.add_parser(sub)
-    curves_cmd.add_parser(sub)
-    journal_cmd.add_parser(sub)
-    render_cmd.add_parser(sub)
-    rules_cmd.add_parsers(sub)
+    audit_parser = audit.add_parser(sub)
+    audit.add_check_parser(sub, audit_parser)
+    config.add_parser(sub, audit_parser)
+    diff.add_parser(sub)
+    probe.add_parser(sub)
+    preflight.add_parser(sub)
+    curves.add_parser(sub)
+    journal.add_parser(sub)
+    render.add_parser(sub)
+    rules.add_parsers(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """``datavet ARGS``: run one command and return its exit code (0, 1 or 2); errors are one
-    ``datavet: error: ...`` line on stderr, never a traceback (``--verbose`` adds one)."""
-    args = _parser().parse_args(argv)
-    verbose = getattr(args, "verbose", False)
+    ``datavet: error: ...`` line on stderr, never a traceback (``--verbose`` adds one).
+    Ctrl-C at any moment in it, parsing the arguments included, is ``datavet: interrupted``
+    and exit 2."""
+    verbose = False
     try:
-        return _RUN[args.command](args)
+        args = _parser().parse_args(argv)  # usage errors and --help exit here (SystemExit)
+        verbose = getattr(args, "verbose", False)
+        return _commands()[args.command](args)
     except DatavetError as exc:
         if verbose:
-            traceback.print_exc()
-        print(f"datavet: error: {clean(str(exc))}", file=sys.stderr)
+            _traceback()
+        print(f"datavet: error: {_clean(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("datavet: interrupted", file=sys.stderr)
-        return 2
+        return _interrupted()
     except BrokenPipeError:
         # the reader went away (`datavet ... | head`): as Python's docs advise, point stdout at
         # devnull so the interpreter's final flush cannot fail again, and exit quietly
-        with contextlib.suppress(OSError, ValueError):
+        try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         return 2
     except Exception as exc:  # a bug in datavet: still one line and exit 2, never exit 1
         if verbose:
-            traceback.print_exc()
+            _traceback()
         print(
-            f"datavet: internal error: {type(exc).__name__}: {clean(str(exc))} "
+            f"datavet: internal error: {type(exc).__name__}: {_clean(str(exc))} "
             "(rerun with --verbose for the traceback)",
             file=sys.stderr,
         )
         return 2
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line, exit 2 (a second Ctrl-C while it is written is not caught)."""
+    print("datavet: interrupted", file=sys.stderr)
+    return 2
+
+
+def _traceback() -> None:
+    import traceback
+
+    traceback.print_exc()
+
+
+def _clean(text: str) -> str:
+    from datavet.output.text import clean
+
+    return clean(text)
 
 
 def run() -> int:
@@ -115,6 +140,9 @@ def run() -> int:
     back to the system. :func:`main` itself leaves the collector alone: tests and other Python
     code call it in a process that goes on.
     """
-    code = main()
-    gc.freeze()
+    try:
+        code = main()
+        gc.freeze()
+    except KeyboardInterrupt:  # between main's return and the freeze
+        return _interrupted()
     return code

@@ -7,7 +7,6 @@ without ``--force``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,75 +30,6 @@ class SavedReport:
 
     def to_dict(self) -> dict:
         return self._data
-
-
-_FIELDS = {
-    "datasets": dict,
-    "outcomes": list,
-    "counts": dict,
-    "exit_code": int,
-    "fail_on": str,
-    "notes": list,
-}
-# Fields the renderers print as they are (datavet writes them from its own vocabulary; a report
-# read back is input, so they are checked: a code cannot carry a line break or a command).
-_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
-_SPACED = re.compile(r"[A-Za-z0-9_.+ -]{1,64}")
-_STATUSES = ("passed", "failed", "skipped", "crashed")
-_LEVELS = ("info", "warning", "error")
-
-
-def _check(path: str, data: dict) -> None:
-    def bad(what: str) -> InputError:
-        return InputError(path, f"not a complete datavet JSON report ({what})")
-
-    for key, kind in _FIELDS.items():
-        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
-            raise bad(f"no valid {key!r}")
-    if data["fail_on"] not in _LEVELS:
-        raise bad(f"fail_on {data['fail_on']!r}")
-    if data["exit_code"] not in (0, 1, 2):
-        raise bad(f"exit_code {data['exit_code']!r}")
-    for key, value in data["counts"].items():
-        if key not in _LEVELS or not isinstance(value, int) or isinstance(value, bool):
-            raise bad("counts")
-    task = data.get("task")
-    if task is not None and not (isinstance(task, str) and _WORD.fullmatch(task)):
-        raise bad("task")
-    for split, d in data["datasets"].items():
-        if not _WORD.fullmatch(split) or not isinstance(d, dict):
-            raise bad("datasets")
-        fmt, rows = d.get("format"), d.get("rows")
-        if not (isinstance(fmt, str) and _SPACED.fullmatch(fmt)):
-            raise bad(f"datasets.{split}.format")
-        if not isinstance(rows, int) or isinstance(rows, bool):
-            raise bad(f"datasets.{split}.rows")
-    findings = list(data["findings"])
-    for item in data.get("ignored") or []:
-        if not isinstance(item, dict) or not isinstance(item.get("finding"), dict):
-            raise bad("ignored")
-        findings.append(item["finding"])
-    for f in findings:
-        split = f.get("split")
-        if not (
-            isinstance(f.get("code"), str)
-            and _WORD.fullmatch(f["code"])
-            and isinstance(f.get("name"), str)
-            and _WORD.fullmatch(f["name"])
-            and (split is None or (isinstance(split, str) and _WORD.fullmatch(split)))
-            and f.get("severity") in _LEVELS
-        ):
-            raise bad("a finding's code, name, split or severity")
-    for o in data["outcomes"]:
-        if not (
-            isinstance(o, dict)
-            and isinstance(o.get("code"), str)
-            and _WORD.fullmatch(o["code"])
-            and isinstance(o.get("name"), str)
-            and _WORD.fullmatch(o["name"])
-            and o.get("status") in _STATUSES
-        ):
-            raise bad("an outcome's code, name or status")
 
 
 # Formats whose renderers print some fields as they are, trusting datavet's own messages to be
@@ -126,11 +56,10 @@ def _inert(value: Any, key: str | None = None) -> Any:
 
 
 def load(path: str) -> SavedReport:
-    """A saved ``--format json`` report, read with the bounded reader ``datavet diff`` uses;
-    InputError when it is not one, or lacks what the renderers need."""
-    data = load_report(path)
-    _check(path, data)
-    return SavedReport(data)
+    """A saved ``--format json`` report, read and checked as ``datavet diff`` reads and checks
+    it (:func:`datavet.diff.load_report`); InputError when it is not one, or lacks what the
+    renderers need."""
+    return SavedReport(load_report(path))
 
 
 def add_parser(sub) -> None:
