@@ -84,13 +84,20 @@ def test_threshold_override():
     "train, target, words",
     [
         (frame(np.linspace(0, 1, 20)), "label", "regression"),
-        (frame([3] * 10), "label", "1 class"),
         (pd.DataFrame({"x": np.arange(10.0)}), None, "target"),
     ],
-    ids=["regression", "one-class", "no-target"],
+    ids=["regression", "no-target"],
 )
 def test_skipped_with_a_reason(train, target, words):
     report = datavet.audit(train, target=target, select="L001")
     assert report.findings == []
     (o,) = report.outcomes
     assert o.status.value == "skipped" and words in o.reason
+
+
+def test_one_class_is_an_error_not_a_skip():
+    """A classifier cannot learn from one class: L001 says so at error (it used to skip)."""
+    report = datavet.audit(frame([3] * 10), target="label", select="L001")
+    (f,) = report.findings
+    assert f.code == "L001" and f.severity.name == "ERROR"
+    assert "single class" in f.message and "3" in f.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -121,6 +122,18 @@ def _read(path: Path) -> str:
 
     shown = display(path)
     try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read config file ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise ConfigError(f"{shown}: is a directory, not a config file")
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        # reading a pipe waits for a writer that may never come: a config must be a file
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket"
+        raise ConfigError(f"{shown}: is {kind}; a config file must be a regular file")
+    try:
         raw = read_bounded(path, MAX_CONFIG_BYTES, text=False)
     except FileNotFoundError:
         raise
@@ -136,12 +149,14 @@ def _read(path: Path) -> str:
     if nul >= 0:
         raise ConfigError(f"{shown}: holds a NUL byte at offset {nul}: a binary file, not TOML")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{shown}: is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
             "TOML files must be UTF-8"
         ) from None
+    # one UTF-8 byte-order mark, as editors on Windows write it, is not part of the TOML
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _loads(text: str, shown: str) -> dict:

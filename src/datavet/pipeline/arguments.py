@@ -140,6 +140,8 @@ def check_arguments(
 def _column_arg(value, what: str):
     """A column argument: a name (str), or an integer (a DataFrame's integer column name, a
     tensor tuple position); anything else is a UsageError."""
+    if value == "":
+        raise UsageError(f"{what} is an empty column name: name a column, or leave {what} out")
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):

@@ -13,7 +13,7 @@ from datavet.errors import UsageError
 from datavet.framework import needing, option_of
 from datavet.pipeline.arguments import AuditArgs
 from datavet.pipeline.baselines import fit_baselines
-from datavet.pipeline.inputs import Inputs, resolve_columns
+from datavet.pipeline.inputs import Inputs, resolve_columns, unlabelled_test_note
 from datavet.pipeline.summary import input_notes, table_columns
 from datavet.scan import Profile, ScanPlan
 from datavet.tasks import detect_task
@@ -87,6 +87,8 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
         )
         table = engine.scan_tables(inputs.splits, plan, needs)
         notes = [target_note] if target_note else []
+        unlabelled = unlabelled_test_note(inputs, target, args)
+        notes += [unlabelled] if unlabelled else []
         notes += input_notes((inputs.train, inputs.test), plan)
         columns = {
             s: table_columns(src, plan.skip_columns)

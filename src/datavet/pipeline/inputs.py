@@ -97,6 +97,20 @@ def resolve_columns(inputs: Inputs, args: AuditArgs) -> tuple:
     return target, note, group, time
 
 
+def unlabelled_test_note(inputs: Inputs, target: str | None, args: AuditArgs) -> str | None:
+    """The note saying that a test split without the target column is audited as unlabelled
+    (a supported case: overlap, drift and schema still apply), else None. Said where the user
+    reads the report, not only in the skipped rules' reasons."""
+    test = inputs.test
+    if target is None or test is None or target in test.schema.names:
+        return None
+    how = "named" if args.target is not None else "found"
+    return (
+        f"test split {test.name} has no target column {target!r} (the {how} target): audited "
+        "as unlabelled; the rules that compare labels (L003, L004) are skipped"
+    )
+
+
 def resolve_column(target: Any, source: Any, role: str = "target") -> tuple[str | None, str | None]:
     names = source.schema.names
     if isinstance(target, int):  # pd.DataFrame(array): integer column names, stored as text
@@ -111,10 +125,8 @@ def resolve_column(target: Any, source: Any, role: str = "target") -> tuple[str 
             f" (+{len(names) - 20} more)" if len(names) > 20 else ""
         )
         hint = _closest(target, names)
-        maybe = f"; did you mean {hint!r}?" if hint else ""
-        raise InputError(
-            source.name, f"{role} column {target!r} not found{maybe} Columns: {listed}"
-        )
+        maybe = f"; did you mean {hint!r}? " if hint else ". "
+        raise InputError(source.name, f"{role} column {target!r} not found{maybe}Columns: {listed}")
     return target, None
 
 

@@ -474,6 +474,39 @@ def _head(source: CsvSource) -> tuple[str, bool]:
         return "", True  # the reader's own error says what is wrong
 
 
+def _check_not_utf16(source: CsvSource) -> None:
+    """InputError when a file read as UTF-8 is UTF-16 text: a byte-order mark (FF FE or FE FF)
+    at the start, or a NUL byte in every other byte (ASCII text in UTF-16 without a mark).
+    Read as UTF-8 it parses into columns of NUL-riddled names, or fails with a parse error that
+    says nothing of the encoding."""
+    try:
+        with source._raw() as stream:
+            head = stream.read(4096)
+    except _READ_ERRORS:
+        return  # the reader's own error says what is wrong
+    if head.startswith(b"\xff\xfe"):
+        found, codec = "byte-order mark FF FE", "utf-16"
+    elif head.startswith(b"\xfe\xff"):
+        found, codec = "byte-order mark FE FF", "utf-16"
+    else:
+        pairs = len(head) // 2
+        if pairs < 2:
+            return
+        even = head[0 : 2 * pairs : 2].count(0)  # NULs at even offsets: big-endian ASCII
+        odd = head[1 : 2 * pairs : 2].count(0)  # at odd offsets: little-endian ASCII
+        if odd >= 0.9 * pairs and even <= 0.1 * pairs:
+            found, codec = "a NUL byte in every other byte", "utf-16-le"
+        elif even >= 0.9 * pairs and odd <= 0.1 * pairs:
+            found, codec = "a NUL byte in every other byte", "utf-16-be"
+        else:
+            return
+    raise InputError(
+        source.name,
+        f"looks like UTF-16 text ({found}), not UTF-8; pass --encoding {codec} "
+        f"(encoding={codec!r} in Python) to read it, or re-save the file as UTF-8",
+    )
+
+
 def open_csv(
     path: Path,
     name: str,
@@ -494,6 +527,8 @@ def open_csv(
         encoding=encoding,
         filesystem=filesystem,
     )
+    if source._utf8:
+        _check_not_utf16(source)
     if delimiter is None:
         text, complete = _head(source)
         sniffed = sniff_delimiter(text, default, complete)
