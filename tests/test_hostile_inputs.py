@@ -7,35 +7,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
+from hardening.helpers import assert_one_line_error
+from hardening.helpers import run_cli as _cli
 
 import datavet
 from datavet import Severity
-from datavet.cli import main
 from datavet.errors import UsageError
 
 
-def _cli(capsys, argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _one_line_error(code, out, err, *, names: str, words: tuple[str, ...]) -> str:
-    assert "Traceback" not in err, err
-    assert code == 2, (code, err)
-    assert out == ""
-    (line,) = err.splitlines()
-    assert line.startswith("datavet: error:") and names in line, line
-    for w in words:
-        assert w in line, (w, line)
-    return line
+    """The bad-input contract, each of ``words`` as written (punctuation included)."""
+    return assert_one_line_error(code, out, err, names=names, problem=[re.escape(w) for w in words])
 
 
 def _csv(path, header: str, rows) -> str:

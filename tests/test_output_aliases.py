@@ -37,6 +37,13 @@ def _child(args, cwd, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+def _child_onto(args, cwd, stdout_file, mode="w", **kwargs) -> subprocess.CompletedProcess:
+    """``_child`` with standard output opened on ``stdout_file`` (``mode``: ``w`` is ``>``,
+    ``a`` is ``>>``, ``r+`` is ``1<>``); stderr captured."""
+    with open(stdout_file, mode) as fh:
+        return _child(args, cwd, stdout=fh, stderr=subprocess.PIPE, capture_output=False, **kwargs)
+
+
 @pytest.fixture
 def globbed(tmp_path, monkeypatch):
     real = tmp_path / "real"
@@ -267,15 +274,12 @@ def test_step_summary_and_output_naming_one_file_are_refused(tmp_path, monkeypat
 
 def test_step_summary_and_standard_output_on_one_file_are_refused(tmp_path):
     summary = tmp_path / "gs.md"
-    with open(summary, "w") as fh:
-        done = _child(
-            ["audit", SAMPLE / "planted_train.csv", "--format", "github"],
-            tmp_path,
-            env={"GITHUB_STEP_SUMMARY": str(summary)},
-            stdout=fh,
-            stderr=subprocess.PIPE,
-            capture_output=False,
-        )
+    done = _child_onto(
+        ["audit", SAMPLE / "planted_train.csv", "--format", "github"],
+        tmp_path,
+        summary,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert done.returncode == 2, done.stderr
     assert "same file" in done.stderr
     assert summary.read_text() == ""
@@ -293,14 +297,7 @@ def test_standard_output_onto_the_input_is_refused(args, mode, tmp_path):
     data = tmp_path / "v.csv"
     shutil.copy(SAMPLE / "clean_train.csv", data)
     before = sha(data)
-    with open(data, mode) as fh:
-        done = _child(
-            ["audit", "v.csv", *args],
-            tmp_path,
-            stdout=fh,
-            stderr=subprocess.PIPE,
-            capture_output=False,
-        )
+    done = _child_onto(["audit", "v.csv", *args], tmp_path, data, mode)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("datavet: error:") and "v.csv" in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
@@ -311,14 +308,9 @@ def test_standard_output_onto_the_config_is_refused(tmp_path):
     config = tmp_path / "pyproject.toml"
     config.write_text("[tool.datavet]\ntarget = 'label'\n", encoding="utf-8")
     before = sha(config)
-    with open(config, "a") as fh:
-        done = _child(
-            ["audit", SAMPLE / "clean_train.csv", "--config", config],
-            tmp_path,
-            stdout=fh,
-            stderr=subprocess.PIPE,
-            capture_output=False,
-        )
+    done = _child_onto(
+        ["audit", SAMPLE / "clean_train.csv", "--config", config], tmp_path, config, "a"
+    )
     assert done.returncode == 2, done.stderr
     assert "config file" in done.stderr
     assert sha(config) == before
@@ -326,14 +318,7 @@ def test_standard_output_onto_the_config_is_refused(tmp_path):
 
 def test_standard_output_onto_another_file_still_works(tmp_path):
     result = tmp_path / "result.json"
-    with open(result, "w") as fh:
-        done = _child(
-            ["audit", SAMPLE / "clean_train.csv", "--format", "json"],
-            tmp_path,
-            stdout=fh,
-            stderr=subprocess.PIPE,
-            capture_output=False,
-        )
+    done = _child_onto(["audit", SAMPLE / "clean_train.csv", "--format", "json"], tmp_path, result)
     assert done.returncode in (0, 1), done.stderr
     assert json.loads(result.read_text())["tool"] == "datavet"
 
