@@ -203,6 +203,16 @@ def too_deep(obj: object, limit: int) -> bool:
     return False
 
 
+def split_glob(path: str) -> tuple[str, str]:
+    """``path`` as (the folders before its first name holding ``*``, ``?`` or ``[``, the
+    pattern from there): ``data/2024/*/x.csv`` -> ``("data/2024", "*/x.csv")``."""
+    parts = path.split("/")
+    static = 0
+    while static < len(parts) and not any(c in parts[static] for c in "*?["):
+        static += 1
+    return "/".join(parts[:static]), "/".join(parts[static:])
+
+
 def glob_regex(pattern: str) -> re.Pattern:
     """A glob over ``/``-separated relative paths: ``*`` and ``?`` stay within one name,
     ``[...]`` is a character class, ``**`` spans any number of directories."""

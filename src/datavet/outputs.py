@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from datavet._io import glob_regex, write_atomic, write_in_place
+from datavet._io import glob_regex, split_glob, write_atomic, write_in_place
 from datavet.errors import OutputError, UsageError
 
 STDOUT = "-"
@@ -193,14 +193,8 @@ def _glob_reads(out: str, pattern: str) -> bool:
     absolute = os.path.abspath(pattern)
     if glob_regex(absolute).fullmatch(os.path.abspath(out)):
         return True
-    parts = absolute.split("/")
-    static: list[str] = []
-    for p in parts:
-        if any(c in p for c in "*?["):
-            break
-        static.append(p)
-    base = "/".join(static) or "/"
-    rest = "/".join(parts[len(static) :])
+    base, rest = split_glob(absolute)
+    base = base or "/"
     real_base = os.path.realpath(base)
     if glob_regex(os.path.join(real_base, rest)).fullmatch(os.path.realpath(out)):
         return True

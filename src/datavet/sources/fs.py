@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from datavet._io import glob_regex
+from datavet._io import glob_regex, split_glob
 from datavet.errors import InputError
 from datavet.sources.base import SchemaRestart, TabularSource
 
@@ -264,14 +264,8 @@ def _directory(loc: Location) -> Found:
 
 
 def _glob(loc: Location) -> Found:
-    parts = loc.path.split("/")
-    static = []
-    for p in parts:
-        if is_glob(p):
-            break
-        static.append(p)
-    base = "/".join(static) or "/"
-    pattern = "/".join(parts[len(static) :])
+    base, pattern = split_glob(loc.path)
+    base = base or "/"
     regex = glob_regex(pattern)
     recursive = "/" in pattern or "**" in pattern
     info = _info(loc, base)
@@ -583,12 +577,6 @@ def writes_into_input(output: str | os.PathLike, data: object) -> bool:
         return out.startswith(os.path.join(os.path.abspath(target), ""))
     if os.path.exists(target) or not is_glob(target):
         return os.path.abspath(target) == out
-    parts = target.split("/")
-    static = []
-    for p in parts:
-        if is_glob(p):
-            break
-        static.append(p)
-    base = "/".join(static)
+    base, pattern = split_glob(target)
     rel = _relative(out, base) if out.startswith(base + "/") else None
-    return rel is not None and glob_regex("/".join(parts[len(static) :])).fullmatch(rel) is not None
+    return rel is not None and glob_regex(pattern).fullmatch(rel) is not None
