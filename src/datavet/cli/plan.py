@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,37 +151,26 @@ def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
     )
 
 
-def per_dataset_path(path: str | os.PathLike, job: Job) -> Path:
-    """``reports/audit.html`` -> ``reports/audit-NAME.html``: one file per audited dataset."""
-    p = Path(path)
-    return p.with_name(f"{p.stem}-{_label(job)}{p.suffix}")
-
-
 def per_dataset_paths(path: str | os.PathLike, jobs: Sequence[Job]) -> list[Path]:
-    """:func:`per_dataset_path` for every job, each a file of its own: jobs whose names come out
-    alike (``d2023/train.csv`` and ``d2024/train.csv``; datasets ``a/b`` and ``a_b``; names
-    differing only in case) are numbered in the order they are audited (``audit-train-1.html``,
-    ``audit-train-2.html``), never one report written over another."""
+    """``reports/audit.html`` -> ``reports/audit-NAME.html``, a file of its own for every job:
+    jobs whose names come out alike (``d2023/train.csv`` and ``d2024/train.csv``; datasets
+    ``a/b`` and ``a_b``; names differing only in case) are numbered in the order they are
+    audited (``audit-train-1.html``, ``audit-train-2.html``), never one report written over
+    another."""
     p = Path(path)
     labels = [_label(job) for job in jobs]
-    counts: dict[str, int] = {}
-    for label in labels:
-        counts[label.casefold()] = counts.get(label.casefold(), 0) + 1
+    counts = Counter(label.casefold() for label in labels)
     taken = set(counts)
-    numbers: dict[str, int] = {}
+    numbers: Counter[str] = Counter()
     out = []
     for label in labels:
         key = label.casefold()
         if counts[key] > 1:
-            n = numbers.get(key, 0)
-            while True:
-                n += 1
-                candidate = f"{label}-{n}"
-                if candidate.casefold() not in taken:
-                    break
-            numbers[key] = n
-            taken.add(candidate.casefold())
-            label = candidate
+            while f"{label}-{numbers[key] + 1}".casefold() in taken:
+                numbers[key] += 1
+            numbers[key] += 1
+            label = f"{label}-{numbers[key]}"
+            taken.add(label.casefold())
         out.append(p.with_name(f"{p.stem}-{label}{p.suffix}"))
     return out
 
