@@ -459,13 +459,22 @@ def sniff_delimiter(text: str, default: str, complete: bool) -> str | None:
     return best[2] if best is not None else None
 
 
-def _head(source: CsvSource) -> tuple[str, bool]:
-    """The first lines of the file, decoded (unknown bytes replaced: only for sniffing), and
-    whether they are the whole file."""
+def _head_bytes(source: CsvSource) -> bytes | None:
+    """The file's first ``_SNIFF_BYTES`` (decompressed), or None when it cannot be read (the
+    reader's own error then says what is wrong)."""
     try:
         with source._raw() as stream:
-            data = stream.read(_SNIFF_BYTES)
+            return stream.read(_SNIFF_BYTES)
     except _READ_ERRORS:
+        return None
+
+
+def _head(source: CsvSource, data: bytes | None = None) -> tuple[str, bool]:
+    """The first lines of the file, decoded (unknown bytes replaced: only for sniffing), and
+    whether they are the whole file. ``data``: its first bytes, when already read."""
+    if data is None:
+        data = _head_bytes(source)
+    if data is None:
         return "", True  # the reader's own error says what is wrong
     decoder = codecs.getincrementaldecoder(source.encoding)(errors="replace")
     try:
@@ -474,16 +483,15 @@ def _head(source: CsvSource) -> tuple[str, bool]:
         return "", True  # the reader's own error says what is wrong
 
 
-def _check_not_utf16(source: CsvSource) -> None:
+def _check_not_utf16(source: CsvSource, data: bytes | None) -> None:
     """InputError when a file read as UTF-8 is UTF-16 text: a byte-order mark (FF FE or FE FF)
     at the start, or a NUL byte in every other byte (ASCII text in UTF-16 without a mark).
     Read as UTF-8 it parses into columns of NUL-riddled names, or fails with a parse error that
-    says nothing of the encoding."""
-    try:
-        with source._raw() as stream:
-            head = stream.read(4096)
-    except _READ_ERRORS:
-        return  # the reader's own error says what is wrong
+    says nothing of the encoding. ``data``: the file's first bytes (None: unreadable, and the
+    reader's own error says what is wrong)."""
+    if data is None:
+        return
+    head = data[:4096]
     if head.startswith(b"\xff\xfe"):
         found, codec = "byte-order mark FF FE", "utf-16"
     elif head.startswith(b"\xfe\xff"):
@@ -527,10 +535,11 @@ def open_csv(
         encoding=encoding,
         filesystem=filesystem,
     )
+    head = _head_bytes(source) if source._utf8 or delimiter is None else None
     if source._utf8:
-        _check_not_utf16(source)
+        _check_not_utf16(source, head)
     if delimiter is None:
-        text, complete = _head(source)
+        text, complete = _head(source, head)
         sniffed = sniff_delimiter(text, default, complete)
         if sniffed is not None and sniffed != default:
             source.delimiter = sniffed
