@@ -13,7 +13,7 @@ import pytest
 
 import datavet
 from datavet.cli import main
-from datavet.sources import open_source, writes_into_input
+from datavet.sources import open_source
 from datavet.sources.fs import glob_regex
 
 
@@ -192,25 +192,6 @@ def test_missing_file_url(tmp_path, capsys):
 def test_unknown_url_scheme(capsys):
     code, out, err = run_cli(capsys, ["audit", "nosuchscheme://bucket/x.csv"])
     one_line_error(code, out, err, r"nosuchscheme", r"nosuchscheme")
-
-
-# --------------------------------------------------------------------------------------------
-# reports inside inputs
-
-
-def test_writes_into_input(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "data" / "sub").mkdir(parents=True)
-    (tmp_path / "data" / "t.csv").write_text("a\n1\n")
-    assert writes_into_input("data/sub/report.json", "data")
-    assert writes_into_input("data/report.json", tmp_path.joinpath("data").as_uri())
-    assert writes_into_input("data/report.csv", "data/*.csv")
-    assert writes_into_input("data/sub/x.csv", "data/**/*.csv")
-    assert writes_into_input("data/t.csv", "data/t.csv")
-    assert not writes_into_input("data/report.html", "data/*.csv")
-    assert not writes_into_input("report.json", "data")
-    assert not writes_into_input("report.json", "s3://bucket/data")
-    assert not writes_into_input("report.json", pd.DataFrame())
 
 
 @pytest.mark.parametrize(

@@ -248,10 +248,3 @@ def _blocks(name: str | None, data: dict) -> list[str]:
         )
     out.append("")
     return out
-
-
-def write_summary(path, items) -> None:
-    """Append the Markdown summary to ``path`` (``$GITHUB_STEP_SUMMARY``); GitHub appends
-    the summaries of every step in the job, so this never truncates the file."""
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(summary_many(items))

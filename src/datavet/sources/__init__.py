@@ -20,7 +20,6 @@ from datavet.sources.fs import (
     CSV_SUFFIXES,
     PARQUET_SUFFIXES,
     FileSetSource,
-    writes_into_input,
 )
 from datavet.sources.parquet import ParquetSource, open_arrow
 
@@ -34,7 +33,6 @@ __all__ = [
     "TabularSource",
     "TensorSource",
     "open_source",
-    "writes_into_input",
 ]
 
 _PICKLE_REFUSED = (

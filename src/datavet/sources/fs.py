@@ -552,31 +552,3 @@ class FileSetSource(TabularSource):
                         ):
                             types[name] = wide
                 raise
-
-
-# --------------------------------------------------------------------------------------------
-# outputs
-
-
-def writes_into_input(output: str | os.PathLike, data: object) -> bool:
-    """Whether a report written to ``output`` would land inside the input ``data``: under a
-    local directory input, or matched by a local glob input (the next audit would read it as
-    data). Remote inputs never hold a local output."""
-    if not isinstance(data, (str, os.PathLike)):
-        return False
-    text = os.fspath(data)
-    if is_url(text) and not text.lower().startswith("file://"):
-        return False
-    try:
-        loc = locate(text)
-    except InputError:
-        return False
-    out = os.path.abspath(os.fspath(output))
-    target = loc.path
-    if os.path.isdir(target):
-        return out.startswith(os.path.join(os.path.abspath(target), ""))
-    if os.path.exists(target) or not is_glob(target):
-        return os.path.abspath(target) == out
-    base, pattern = split_glob(target)
-    rel = _relative(out, base) if out.startswith(base + "/") else None
-    return rel is not None and glob_regex(pattern).fullmatch(rel) is not None
