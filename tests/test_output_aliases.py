@@ -316,6 +316,26 @@ def test_standard_output_onto_the_config_is_refused(tmp_path):
     assert sha(config) == before
 
 
+@pytest.mark.parametrize("action", [["list"], ["search", "lr"], ["show"], ["result", "1"]])
+def test_journal_output_appended_onto_the_journal_is_refused(action, tmp_path):
+    """``datavet journal list >> datavet-journal.jsonl`` would append its listing to the
+    journal (the listing is not JSON lines: the entries after it would sit behind junk)."""
+    journal = tmp_path / "datavet-journal.jsonl"
+    added = _child(["journal", "add", "--hypothesis", "lr too high", "--change", "lr"], tmp_path)
+    assert added.returncode == 0, added.stderr
+    predicted = _child(["journal", "predict", "1", "--predict", "loss falls"], tmp_path)
+    assert predicted.returncode == 0, predicted.stderr
+    before = sha(journal)
+    extra = ["--observed", "loss fell", "--verdict", "confirmed"] if action[0] == "result" else []
+    done = _child_onto(["journal", *action, *extra], tmp_path, journal, "a")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("datavet: error:") and "journal" in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert sha(journal) == before
+    listed = _child_onto(["journal", "list"], tmp_path, tmp_path / "listing.txt")
+    assert listed.returncode == 0 and "lr too high" in (tmp_path / "listing.txt").read_text()
+
+
 def test_standard_output_onto_another_file_still_works(tmp_path):
     result = tmp_path / "result.json"
     done = _child_onto(["audit", SAMPLE / "clean_train.csv", "--format", "json"], tmp_path, result)

@@ -302,7 +302,13 @@ class Outputs:
         if ident is not None:
             self.files[ident] = option
 
-    def check_stdout(self, option: str | None = None, *, what: str = "report") -> None:
+    def check_stdout(
+        self,
+        option: str | None = None,
+        *,
+        what: str = "report",
+        remedy: str = "redirect standard output elsewhere, or give --output PATH",
+    ) -> None:
         """Refuse to print the result when standard output is a file the command reads (as
         ``cat`` refuses "input file is output file"): ``datavet audit v.csv > v.csv``.
         ``option``: the option naming ``-`` (None: the result, printed by default)."""
@@ -317,7 +323,7 @@ class Outputs:
             raise OutputError(
                 _shown(src),
                 f"is the {label} being read and standard output is open on it; {who} over it: "
-                "redirect standard output elsewhere, or give --output PATH",
+                + remedy,
             )
 
     def _check_existing(self, option, path, shown, owned, what) -> None:

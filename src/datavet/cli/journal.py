@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from datavet import outputs
 from datavet.journal import (
     DEFAULT_NAME,
     ENV,
@@ -106,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
         if args.run and os.path.isfile(args.run):
             reads.append(("run log", args.run))
     journal = Journal(args.journal, force=getattr(args, "force", False), reads=reads)
+    # `datavet journal list >> datavet-journal.jsonl` would append the listing to the journal
+    outputs.Outputs(outputs.reads(("journal", journal.path))).check_stdout(
+        what="output", remedy="redirect standard output elsewhere"
+    )
     if cmd == "add":
         config = None
         if args.config_diff:
