@@ -36,6 +36,7 @@ from datavet.scan.values import (  # noqa: F401 (re-exported: the scan imports t
     first_positions,
     storage_type,
     temporal_ints,
+    wide_ints,
 )
 
 
@@ -99,11 +100,13 @@ class ColumnStats:
             x = float_values(arr, cache)
             with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or an overflow
                 total = float(x.sum())
+            # 64-bit integers beyond 2**53 are counted as themselves (float64 would merge them)
+            ints = wide_ints(arr, x) if kind == "numeric" else None
             if math.isfinite(total):  # no NaN, no inf: no masks and no copies to make
                 stats.finite = Moments.of(x, total)
                 if x.size:
                     stats.min, stats.max = float(x.min()), float(x.max())
-                present = x.astype(bool) if kind == "bool" else x
+                present = x.astype(bool) if kind == "bool" else x if ints is None else ints
                 stats.values = _count_numbers(present, offset)
                 if kind == "numeric" and pa.types.is_integer(arr.type):
                     stats.keys = _sketch(arr)
@@ -122,7 +125,7 @@ class ColumnStats:
                 stats.max = float(fin.max())
             stats.missing_rows = first_positions(nan, offset)
             stats.inf_rows = first_positions(pinf | ninf, offset)
-            present = x[~nan]
+            present = x[~nan] if ints is None else ints[~nan]
             if kind == "bool":
                 present = present.astype(bool)
             stats.values = _count_numbers(present, offset)

@@ -27,7 +27,7 @@ from datavet.scan.hashmix import (  # noqa: F401 (re-exported)
     _splitmix,
     _splitmix_inplace,
 )
-from datavet.scan.values import as_float, as_text, column_kind, dense, temporal_ints
+from datavet.scan.values import as_float, as_text, column_kind, dense, temporal_ints, wide_ints
 
 
 def _numeric_lanes(x: np.ndarray) -> list[np.ndarray]:
@@ -41,6 +41,27 @@ def _numeric_lanes(x: np.ndarray) -> list[np.ndarray]:
         h[missing] = token
         out.append(h)
     return out
+
+
+def _wide_int_lanes(lanes: list[np.ndarray], ints: np.ndarray, x: np.ndarray) -> None:
+    """Integers that float64 rounds (``x`` is not ``ints``; beyond 2**53) hash as themselves,
+    in ``lanes`` (the lanes of ``x``): no float equals them, and 2**60 and 2**60 + 1 are two
+    values. An int64 and a uint64 of one value hash alike."""
+    with np.errstate(invalid="ignore"):  # casts of values out of range, masked out below
+        if ints.dtype == np.uint64:
+            exact = (x < 2.0**64) & (x.astype(np.uint64) == ints)
+        else:
+            exact = (x < 2.0**63) & (x.astype(np.int64) == ints)
+    rounded = np.flatnonzero(~exact & ~np.isnan(x))
+    if not len(rounded):
+        return
+    bits = ints[rounded].view(_U)
+    # a uint64 at or above 2**63 shares its bits with a negative int64 of another value
+    salt = (
+        _U(0x1A7E) if ints.dtype != np.uint64 else np.where(bits >> _U(63), _U(0x2B8F), _U(0x1A7E))
+    )
+    for lane, seed in zip(lanes, _SEEDS):
+        lane[rounded] = _splitmix(bits ^ seed ^ salt)
 
 
 def _text_lanes(values: np.ndarray, missing: np.ndarray) -> list[np.ndarray]:
@@ -149,7 +170,12 @@ def _column_lanes(arr: pa.Array, as_number: bool, cache: dict | None) -> list[np
     arr = dense(arr)
     kind = column_kind(arr.type)
     if kind in ("numeric", "bool"):
-        return _numeric_lanes(float_values(arr, cache))
+        x = float_values(arr, cache)
+        lanes = _numeric_lanes(x)
+        ints = wide_ints(arr, x)
+        if ints is not None:
+            _wide_int_lanes(lanes, ints, x)
+        return lanes
     if kind == "string" and not as_number:
         return string_values(arr, cache).lanes()
     if kind == "null":

@@ -174,6 +174,19 @@ def as_float(arr: pa.Array) -> np.ndarray:
         return out + 0.0  # a copy (never write into Arrow memory) that also turns -0.0 into 0.0
 
 
+def wide_ints(arr: pa.Array, x: np.ndarray) -> np.ndarray | None:
+    """The values of an int64 or uint64 column (nulls as 0) when some lie beyond 2**53, where
+    float64 (``x``, its :func:`as_float`) gives distinct integers one value (64-bit IDs,
+    hashes, nanosecond counts); None when ``x`` holds every value exactly."""
+    t = arr.type
+    if not (pa.types.is_int64(t) or pa.types.is_uint64(t)):
+        return None
+    with np.errstate(invalid="ignore"):
+        if not (np.abs(x) >= 2.0**53).any():
+            return None
+    return np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False))
+
+
 def as_text(arr: pa.Array) -> pa.Array:
     """Any column as text, null kept: strings as they are; binary as UTF-8 where it is, else as
     Python writes bytes (``b'\\xff'``); everything else (nested, intervals) as its Python text."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from datavet.scan.columns import (
     MAX_EXAMPLES,
@@ -76,8 +77,21 @@ def block_names(batch: pa.RecordBatch, candidates) -> list[str]:
     if n == 0 or n >= MAX_ROWS:
         return []
     wanted = candidates if isinstance(candidates, (set, frozenset)) else set(candidates)
-    out = [f.name for f in batch.schema if f.name in wanted and _plain(f.type)]
+    out = [
+        f.name
+        for i, f in enumerate(batch.schema)
+        if f.name in wanted and _plain(f.type) and not _wide_ints(batch.column(i))
+    ]
     return out if len(out) >= MIN_COLUMNS else []
+
+
+def _wide_ints(arr: pa.Array) -> bool:
+    """A 64-bit integer column with values beyond 2**53, which float64 would merge: profiled
+    column by column (``values.wide_ints``), not in the float block."""
+    if not (pa.types.is_int64(arr.type) or pa.types.is_uint64(arr.type)) or not len(arr):
+        return False
+    lo, hi = pc.min_max(arr).values()
+    return (lo.is_valid and lo.as_py() <= -(2**53)) or (hi.is_valid and hi.as_py() >= 2**53)
 
 
 @dataclass
