@@ -55,7 +55,8 @@ class NanValues(Auditor):
                     f"Input {col.name} holds NaN in {col.missing:,} sample{plural} of "
                     f"{profile.split} ({pct(col.missing, col.rows)}): {rows}."
                 )
-            elif col.vector is not None and col.missing < col.rows:
+            elif col.vector is not None and col.vector.null_rows < col.rows:
+                # some rows hold a vector: NaN elements, not "entirely missing"
                 message = _vector_message(col, profile.split)
             elif col.missing == col.rows:
                 message = (

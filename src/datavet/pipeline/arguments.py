@@ -138,14 +138,22 @@ def check_arguments(
 
 
 def _column_arg(value, what: str):
-    """A column argument: a name (str), or an integer (a DataFrame's integer column name, a
-    tensor tuple position); anything else is a UsageError."""
+    """A column argument: a name (str), an integer (a DataFrame's integer column name, a
+    tensor tuple position) or a tuple (a MultiIndex column's name); anything else is a
+    UsageError."""
     if value == "":
         raise UsageError(f"{what} is an empty column name: name a column, or leave {what} out")
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
+    if (
+        isinstance(value, tuple)
+        and len(value) > 1
+        and all(isinstance(v, (str, int)) for v in value)
+    ):
+        # a pandas MultiIndex column, which datavet names as pandas prints it: "('t', 'y')"
+        return str(value)
     kind = type(value).__name__
     one = isinstance(value, (list, tuple)) and what == "target"
     hint = "; datavet audits one target column" if one else ""

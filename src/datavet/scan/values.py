@@ -124,6 +124,8 @@ def dense(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
             dense(arr.flatten()),
             mask=arr.is_null() if arr.null_count else None,
         )
+    if _is_list(t) and _is_list(storage_type(t.value_type)) and is_vector_type(t):
+        return _flat_vectors(arr)
     return arr
 
 
@@ -243,20 +245,27 @@ def first_positions(mask: np.ndarray, offset: int, k: int = MAX_EXAMPLES) -> tup
     return tuple((idx + offset).tolist())
 
 
-def is_vector_type(t: pa.DataType) -> bool:
-    """A list of numbers or booleans (one level), or the fixed-shape tensor extension."""
-    if isinstance(t, pa.ExtensionType):
-        return is_vector_type(t.storage_type)
-    if (
+def _is_list(t: pa.DataType) -> bool:
+    return (
         pa.types.is_list(t)
         or pa.types.is_large_list(t)
         or pa.types.is_fixed_size_list(t)
         or pa.types.is_list_view(t)
         or pa.types.is_large_list_view(t)
-    ):
+    )
+
+
+def is_vector_type(t: pa.DataType) -> bool:
+    """A list of numbers or booleans, or lists of such lists (a matrix per row, read
+    flattened: see :func:`dense`), or the fixed-shape tensor extension."""
+    if isinstance(t, pa.ExtensionType):
+        return is_vector_type(t.storage_type)
+    if _is_list(t):
         v = t.value_type
         if pa.types.is_dictionary(v):
             v = v.value_type
+        if _is_list(v) or isinstance(v, pa.ExtensionType):
+            return is_vector_type(v)
         return (
             pa.types.is_integer(v)
             or pa.types.is_floating(v)
@@ -264,3 +273,20 @@ def is_vector_type(t: pa.DataType) -> bool:
             or pa.types.is_decimal(v)
         )
     return False
+
+
+def _flat_vectors(arr: pa.Array) -> pa.Array:
+    """A column of nested lists of numbers (a matrix or a deeper array per row) as one list of
+    numbers per row, in row-major order: NaN and inf inside are seen as in any vector. A null
+    row stays null; a null inner list holds no element."""
+    rows = np.arange(len(arr), dtype=np.int64)
+    values = arr
+    while _is_list(values.type):
+        parents = np.asarray(pc.list_parent_indices(values).to_numpy(zero_copy_only=False))
+        rows = rows[parents] if len(parents) else np.zeros(0, np.int64)
+        values = dense(pc.list_flatten(values))
+    offsets = np.zeros(len(arr) + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(arr)), out=offsets[1:])
+    return pa.LargeListArray.from_arrays(
+        pa.array(offsets, pa.int64()), values, mask=arr.is_null() if arr.null_count else None
+    )

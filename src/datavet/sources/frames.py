@@ -76,6 +76,13 @@ def _objects_to_arrow(values: list) -> pa.Array:
             return pa.array([None if _is_missing(v) else v for v in values])
         except _ARROW_ERRORS:
             pass
+    if present and all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in present):
+        # a matrix (or deeper array) of numbers per row: one vector per row, row-major, so NaN
+        # and inf inside are found as in any embedding column
+        return pa.array(
+            [None if _is_missing(v) else np.asarray(v, np.float64).ravel() for v in values],
+            pa.large_list(pa.float64()),
+        )
     # A column mixing numbers and strings (or holding anything else): keep every value as text;
     # missing stays missing.
     return pa.array([None if _is_missing(v) else _text(v) for v in values], type=pa.string())
@@ -306,12 +313,25 @@ def _stream(name: str, fmt: str, read, schema: pa.Schema, num_rows=None, **kw) -
 # polars
 
 
+def _check_polars_types(schema, name: str) -> None:
+    """polars' 128-bit integers have no Arrow type: refused by name, not as pyarrow's
+    "unsupported format string"."""
+    for column, dtype in schema.items():
+        if str(dtype) in ("Int128", "UInt128"):
+            raise InputError(
+                name,
+                f"column {column!r} is polars {dtype}, which Arrow cannot hold: cast it to "
+                "Int64 if its values fit, or to pl.Decimal(38, 0)",
+            )
+
+
 def from_polars(df, name: str) -> TabularSource:
     """A polars DataFrame: its Arrow memory, as ``to_arrow`` hands it over (no copy for numbers
     and text), or a LazyFrame: run by polars' streaming engine, a batch at a time."""
     if _is(df, "polars", "LazyFrame"):
         import polars as pl
 
+        _check_polars_types(df.collect_schema(), name)
         schema = pl.DataFrame(schema=df.collect_schema()).to_arrow().schema  # runs nothing
 
         def read(batch_rows: int):
@@ -331,6 +351,7 @@ def from_polars(df, name: str) -> TabularSource:
         return _stream(name, "polars", read, schema)
     if _is(df, "polars", "Series"):
         df = df.to_frame()
+    _check_polars_types(df.schema, name)
     return from_arrow(df.to_arrow(), name, fmt="polars")
 
 
