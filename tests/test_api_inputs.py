@@ -76,3 +76,24 @@ def test_a_multiindex_column_is_named_as_a_target_by_its_tuple():
     assert report.to_dict()["target"] == "('t', 'y')"
     with pytest.raises(InputError, match=r"did you mean"):
         datavet.audit(frame, target=("f", "z"))
+
+
+def test_scale_mismatch_leaves_out_0_1_indicator_columns():
+    """0/1 dummies (RMS about 0.3) used to set the median scale and turn a 50x spread between
+    two real features into a 158x finding."""
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n) * 50})
+    for k in range(3):
+        frame[f"d{k}"] = (rng.random(n) < 0.1).astype(np.int64)
+    frame["y"] = np.arange(n) % 2
+    assert "F003" not in by_code(datavet.audit(frame, target="y", baselines=False))
+    frame["x3"] = rng.normal(size=n) * 500  # a real 500x spread still fires
+    assert "F003" in by_code(datavet.audit(frame, target="y", baselines=False))
+
+
+def test_scale_outliers_at_exactly_ten_times_the_median_are_both_named():
+    ones = np.array([1.0, -1.0] * 100)
+    frame = pd.DataFrame({"a": ones, "b": ones * 100, "y": np.arange(200) % 2})
+    f003 = by_code(datavet.audit(frame, target="y", baselines=False))["F003"][0]
+    assert set(f003.columns) == {"a", "b"}

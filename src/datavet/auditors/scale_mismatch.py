@@ -11,9 +11,10 @@ class ScaleMismatch(Auditor):
     """Numeric features whose scales differ by a factor of 100 or more.
 
     **What it checks**
-    The train split's numeric features (booleans, constant and all-missing columns, and ID-like
-    or ``--group`` columns excluded). Near-constant columns, where one value covers at least
-    ``near_constant`` (99%) of the non-missing rows, are left out too: their root mean square is
+    The train split's numeric features (booleans and 0/1 indicator columns, constant and
+    all-missing columns, and ID-like or ``--group`` columns excluded). Near-constant columns,
+    where one value covers at least ``near_constant`` (99%) of the non-missing rows, are left
+    out too: their root mean square is
     small because they hardly vary (99.9% zeros), not because their unit differs, and F002
     already reports them.
     A feature's scale is the root mean square of its finite values, ``sqrt(mean^2 + std^2)``:
@@ -45,6 +46,8 @@ class ScaleMismatch(Auditor):
                 continue
             if col.name in ctx.key_columns:  # an ID's "scale" means nothing
                 continue
+            if col.n_distinct == 2 and col.min == 0 and col.max == 1:
+                continue  # a 0/1 indicator: its scale is fixed by construction, as a boolean's
             top = max(col.values.counts.values(), default=0)  # not most_common: no sort
             if top >= self.options["near_constant"] * col.present:
                 continue  # nearly constant: a small RMS from hardly varying, not a unit (F002)
@@ -62,7 +65,11 @@ class ScaleMismatch(Auditor):
         # pair, so two features at 1 and 1000 are both 32x from it, not 1x and 500x.
         median = math.exp(statistics.median(math.log(v) for v in scales.values()))
         far = self.options["outlier_ratio"]
-        outliers = [n for n, s in scales.items() if s >= far * median or s * far <= median]
+        # (a hair of tolerance: scales of exactly 10x the median must not hinge on rounding)
+        edge = 1 - 1e-9
+        outliers = [
+            n for n, s in scales.items() if s >= far * median * edge or s * far * edge <= median
+        ]
         if not outliers:  # two clusters, no clear majority: name both ends
             outliers = [hi_name, lo_name]
         outliers.sort(key=lambda n: -abs(math.log(scales[n] / median)))
