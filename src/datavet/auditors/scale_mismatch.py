@@ -14,9 +14,8 @@ class ScaleMismatch(Auditor):
     The train split's numeric features (booleans and 0/1 indicator columns, constant and
     all-missing columns, and ID-like or ``--group`` columns excluded). Near-constant columns,
     where one value covers at least ``near_constant`` (99%) of the non-missing rows, are left
-    out too: their root mean square is
-    small because they hardly vary (99.9% zeros), not because their unit differs, and F002
-    already reports them.
+    out too: their root mean square is small because they hardly vary (99.9% zeros), not
+    because their unit differs, and F002 already reports them.
     A feature's scale is the root mean square of its finite values, ``sqrt(mean^2 + std^2)``:
     the size of the numbers the network is fed, offset included. It fires when the largest and
     smallest scales differ by ``min_ratio`` (100x) or more, and names the outliers: the features
