@@ -52,7 +52,8 @@ def test_case_matters_cat_and_Cat_are_distinct():
     (f,) = run(train, test).findings
     assert f.n_affected == 2 and f.metrics["classes"] == 1
     assert f.metrics["fraction"] == 0.5
-    assert "'cat' (2 rows)" in f.message and "'Cat'" not in f.message
+    # a separate class, named beside the train class it differs from only in case
+    assert "'cat' (2 rows; train has 'Cat', which differs only in case" in f.message
 
 
 def test_integer_labels_against_their_text_spelling():

@@ -61,8 +61,8 @@ class ClassImbalance(Auditor):
         yield self.finding(
             f"Classes in train are imbalanced {fmt(ratio)}:1: majority {major!r} has "
             f"{n_major:,} rows ({pct(n_major, total)}), minority {minor!r} has {n_minor:,} "
-            f"({pct(n_minor, total)}); {len(small)} of {len(counts)} classes are under "
-            f"1/{fmt(self.options['max_ratio'])} of the majority.",
+            f"({pct(n_minor, total)}); {len(small)} of {len(counts)} classes have at most "
+            f"1/{fmt(self.options['max_ratio'])} of the majority's rows.",
             split="train",
             columns=(label.name,),
             n_affected=sum(n for _, n in small),

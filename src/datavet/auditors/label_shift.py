@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from datavet.auditors.base import AuditContext, Auditor, Skip, fmt
+from datavet.auditors.base import AuditContext, Auditor, Skip, fmt, plural
+from datavet.auditors.sentinel_values import _numbers
 from datavet.findings import Severity
+from datavet.framework import POSITIVE
 
 
 class LabelShift(Auditor):
@@ -15,9 +18,15 @@ class LabelShift(Auditor):
     Classification: the total variation distance between the train and test class frequencies
     (half the sum of absolute differences: the share of rows that would have to change class),
     with a chi-square test of homogeneity. Regression: the standardised difference of the means
-    (Cohen's d) with Welch's t-test. The effect size comes first: it fires only when the effect
+    (Cohen's d) with Welch's t-test; and, because one corrupt value (99999 among values near
+    100) inflates the standard deviation until no mean shift shows, also a robust comparison on
+    the row samples (up to 50,000 rows per split): the difference of the medians over the
+    pooled robust standard deviation (1.4826 x the median absolute deviation) with Yuen's
+    t-test on 20%-trimmed means. The effect size comes first: it fires only when the effect
     reaches ``min_tvd`` (0.1) or ``min_d`` (0.2) and the p-value is below ``alpha`` (0.001), so a
-    large test set with a negligible shift stays quiet.
+    large test set with a negligible shift stays quiet. When only the robust comparison sees
+    the shift, the finding names the target values more than ``extreme_z`` (10) robust standard
+    deviations from their split's median that hid it, with their rows.
 
     **Why it matters**
     A model's test score is only a promise about data like the test set. When the label mix
@@ -34,7 +43,8 @@ class LabelShift(Auditor):
     name = "label-shift"
     severity = Severity.WARNING
     summary = "train and test label distributions differ"
-    thresholds = {"alpha": 0.001, "min_tvd": 0.1, "min_d": 0.2}
+    thresholds = {"alpha": 0.001, "min_tvd": 0.1, "min_d": 0.2, "extreme_z": 10.0}
+    ranges = {"extreme_z": POSITIVE}
     needs = ("target", "test")
 
     def check(self, ctx: AuditContext):
@@ -76,6 +86,23 @@ class LabelShift(Auditor):
         )
 
     def _means(self, ctx, train, test):
+        try:
+            found = list(self._moments(train, test))
+        except Skip as why:
+            found, unavailable = [], why
+        else:
+            unavailable = None
+        if found:
+            yield from found
+            return
+        robust = _robust(ctx.train, test.name), _robust(ctx.test, test.name)
+        if robust[0] is None or robust[1] is None:
+            if unavailable is not None:
+                raise unavailable
+            return
+        yield from self._medians(*robust, test)
+
+    def _moments(self, train, test):
         with np.errstate(over="ignore", invalid="ignore"):
             a, b = _moments(train), _moments(test)
         if a is None or b is None:
@@ -125,6 +152,94 @@ class LabelShift(Auditor):
             metrics={"cohens_d": d, "p_value": p, "train_mean": m1, "test_mean": m2},
             hint="split at random if that was meant; else evaluate on data like the test set",
         )
+
+    def _medians(self, a: _Sample, b: _Sample, test):
+        """The robust comparison, for a shift the means hide."""
+        from datavet._stats import t as student_t
+
+        n1, n2 = len(a.x), len(b.x)
+        pooled = math.sqrt(((n1 - 1) * a.scale**2 + (n2 - 1) * b.scale**2) / (n1 + n2 - 2))
+        if not pooled > 0 or a.median == b.median:
+            return
+        d = (b.median - a.median) / pooled
+        (t1, v1, h1), (t2, v2, h2) = _trimmed(a.x), _trimmed(b.x)
+        if not v1 + v2 > 0:
+            return
+        t = (t2 - t1) / math.sqrt(v1 + v2)
+        df = (v1 + v2) ** 2 / (v1**2 / (h1 - 1) + v2**2 / (h2 - 1))
+        p = float(2 * student_t.sf(abs(t), df))
+        if abs(d) < self.options["min_d"] or p >= self.options["alpha"]:
+            return
+        extreme = [
+            (abs(v - s.median) / s.scale, v, split, row)
+            for s, split in ((a, "train"), (b, "test"))
+            for v, row in zip(s.x, s.rows, strict=True)
+            if abs(v - s.median) > self.options["extreme_z"] * s.scale
+        ]
+        extreme.sort(key=lambda e: -e[0])
+        named = ", ".join(
+            f"{fmt(v)} ({split} row {row})" if row >= 0 else f"{fmt(v)} ({split})"
+            for _, v, split, row in extreme[:3]
+        )
+        hidden = (
+            f" The means ({fmt(float(a.x.mean()))} -> {fmt(float(b.x.mean()))}) hide it, "
+            f"swayed by {plural(len(extreme), 'value')} over {fmt(self.options['extreme_z'])} "
+            f"robust standard deviations from its split's median: {named}"
+            f"{' and more' if len(extreme) > 3 else ''}; check those values."
+            if extreme
+            else ""
+        )
+        sampled = " (on row samples)" if a.sampled or b.sampled else ""
+        yield self.finding(
+            f"Target {test.name!r} shifts between train and test: median {fmt(a.median)} -> "
+            f"{fmt(b.median)} (robust d = {d:.2f} from medians and MADs, Yuen's trimmed-mean "
+            f"p = {p:.2g}){sampled}.{hidden}",
+            split="test",
+            columns=(test.name,),
+            n_affected=test.present,
+            metrics={
+                "robust_d": d,
+                "p_value": p,
+                "train_median": a.median,
+                "test_median": b.median,
+                "extreme_values": len(extreme),
+            },
+            hint="check the extreme target values; split at random if that was meant",
+        )
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """A split's finite target values from its row sample, with their rows, median and robust
+    standard deviation."""
+
+    x: np.ndarray
+    rows: np.ndarray
+    median: float
+    scale: float
+    sampled: bool
+
+
+def _robust(profile, name: str) -> _Sample | None:
+    table = profile.sample.table
+    if table is None or name not in table.column_names:
+        return None
+    x, rows = _numbers(table.column(name), profile.sample.positions)
+    if len(x) < 5:
+        return None
+    median = float(np.median(x))
+    scale = 1.4826 * float(np.median(np.abs(x - median)))
+    return _Sample(x, rows, median, scale, profile.sample.is_sample)
+
+
+def _trimmed(x: np.ndarray, trim: float = 0.2) -> tuple[float, float, int]:
+    """Yuen's (trimmed mean, squared standard error, values kept) of ``x``."""
+    x = np.sort(x)
+    n = len(x)
+    g = int(trim * n)
+    h = n - 2 * g
+    w = np.clip(x, x[g], x[n - g - 1])  # winsorised
+    return float(x[g : n - g].mean()), float((n - 1) * w.var(ddof=1) / (h * (h - 1))), h
 
 
 def _moments(label) -> tuple[int, float, float] | None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from datavet.auditors.base import AuditContext, Auditor, Skip, pct, plural
 from datavet.findings import Severity
+from datavet.tasks import TAIL_SHARE, count_run, whole_number
 
 
 class UnseenTestClass(Auditor):
@@ -9,7 +10,13 @@ class UnseenTestClass(Auditor):
 
     **What it checks**
     Exact class counts of both splits (classification only): every test class that train does
-    not have, with its number of test rows.
+    not have, with its number of test rows. A text class that matches a train class once case
+    and surrounding whitespace are ignored ("Cat" vs "cat ") is named with that train class.
+    When the classes look like counts rather than codes (train's whole numbers start with a run
+    of at least 10 consecutive ones that holds 95% of the rows, the unseen test classes are
+    whole numbers too, and train's values thin out where they lie, such as 27 after a rare 25),
+    a larger count is no new class: the finding is a warning (unless the rule's
+    severity is set) that asks whether the target is a count (``--task regression``).
 
     **Why it matters**
     A model cannot predict a class it never saw: every such test row is an error whatever the
@@ -40,14 +47,72 @@ class UnseenTestClass(Auditor):
         if not unseen:
             return
         rows = sum(n for _, n in unseen)
-        listed = ", ".join(f"{v!r} ({plural(n, 'row')})" for v, n in unseen[:10])
+        spelt = _spellings(seen)
+        listed = ", ".join(
+            f"{v!r} ({plural(n, 'row')}{_variant(v, spelt)})" for v, n in unseen[:10]
+        )
         more = f" and {len(unseen) - 10} more" if len(unseen) > 10 else ""
-        yield self.finding(
+        message = (
             f"{len(unseen)} test class(es) never appear in train: {listed}{more}; "
-            f"{rows:,} test rows ({pct(rows, test.present)}) cannot be predicted right.",
+            f"{plural(rows, 'test row')} ({pct(rows, test.present)}) cannot be predicted right."
+        )
+        hint = "stratify the split by label; check labels are spelt and typed alike"
+        severity = None
+        span = _count_span(train.values.counts, [v for v, _ in unseen])
+        if span is not None:
+            message += (
+                f" Train's classes are the whole numbers {span}: if the target is a count, "
+                "these are larger or smaller counts, not new classes."
+            )
+            hint = "use --task regression if the target is a count; else stratify the split"
+            if self.level == Severity.ERROR:
+                severity = Severity.WARNING
+        yield self.finding(
+            message,
+            severity=severity,
             split="test",
             columns=(test.name,),
             n_affected=rows,
             metrics={"classes": len(unseen), "rows": rows, "fraction": rows / test.present},
-            hint="stratify the split by label; check labels are spelt and typed alike",
+            hint=hint,
         )
+
+
+def _fold(value) -> str | None:
+    return " ".join(value.split()).casefold() if isinstance(value, str) else None
+
+
+def _spellings(seen: set) -> dict[str, list]:
+    """Train's text classes by their case- and whitespace-folded form."""
+    out: dict[str, list] = {}
+    for v in seen:
+        key = _fold(v)
+        if key is not None:
+            out.setdefault(key, []).append(v)
+    return out
+
+
+def _variant(value, spelt: dict[str, list]) -> str:
+    """'; train has 'cat'' when ``value`` differs from train classes only in case or spaces."""
+    same = spelt.get(_fold(value), []) if isinstance(value, str) else []
+    if not same:
+        return ""
+    names = " / ".join(repr(v) for v in sorted(same)[:3])
+    return f"; train has {names}, which differs only in case or whitespace"
+
+
+def _count_span(counts: dict, unseen: list) -> str | None:
+    """'0..25' when train's classes and the unseen ones look like counts: train's whole numbers
+    start with a long consecutive run (:func:`count_run`) and thin out towards the end where
+    the unseen whole numbers lie (27 after a rare 25 is the tail of a count; a 10 after ten
+    equally common digits 0..9 is a new class)."""
+    run = count_run(counts)
+    if run is None or not all(whole_number(v) for v in unseen):
+        return None
+    lo, hi = min(counts), max(counts)
+    rare = TAIL_SHARE * max(counts.values())
+    if any(v > run[1] for v in unseen) and counts[hi] > rare:
+        return None
+    if any(v < lo for v in unseen) and counts[lo] > rare:
+        return None
+    return f"{lo:g}..{hi:g}"

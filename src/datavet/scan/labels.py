@@ -172,6 +172,10 @@ class LabelStats:
     positions: PositionBins = field(default_factory=PositionBins)
     numeric_text: int = 0  # text labels that read as numbers (for V004)
     text_values: tuple[tuple[int, str], ...] = ()
+    # +inf / -inf labels (V003): neither missing nor a class or a value to fit
+    posinf: int = 0
+    neginf: int = 0
+    inf_rows: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, name: str, arr: pa.Array, offset: int) -> LabelStats:
@@ -180,16 +184,24 @@ class LabelStats:
         arr = dense(arr)
         stats = cls(name=name, dtype=dtype, kind=kind, rows=len(arr))
         missing = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        unusable = missing
         if kind in ("numeric", "bool"):
             y = as_float(arr)
             missing = missing | np.isnan(y)
-            present = y[~missing]
-            stats.integral = bool(np.all(np.isfinite(present) & (present == np.round(present))))
+            inf = ~missing & np.isinf(y)
+            stats.posinf = int((inf & (y > 0)).sum())
+            stats.neginf = int((inf & (y < 0)).sum())
+            stats.inf_rows = first_positions(inf, offset)
+            unusable = missing | inf
+            finite = y[~unusable]
+            stats.integral = bool(np.all(finite == np.round(finite)))
         else:
             stats.integral = False
             if kind == "string":
                 stats.numeric_text, stats.text_values = _numeric_text(arr, offset)
-        arr = arr.filter(pa.array(~missing))  # NaN labels are missing, not a class
+        # NaN labels are missing and infinite ones unusable: neither is a class, and neither
+        # counts for the task, the class counts or the label's moments
+        arr = arr.filter(pa.array(~unusable))
         stats.missing = int(missing.sum())
         stats.missing_rows = first_positions(missing, offset)
         if len(arr):
@@ -197,8 +209,8 @@ class LabelStats:
             stats.values = ValueCounter.from_counts(
                 vc.field("values"), vc.field("counts").to_numpy()
             )
-        # Position bins see every row (missing labels excluded from the per-bin counts).
-        stats.positions = PositionBins.of(_with_nulls(arr, missing), offset)
+        # Position bins see every row (missing and infinite labels excluded from the counts).
+        stats.positions = PositionBins.of(_with_nulls(arr, unusable), offset)
         return stats
 
     def merge(self, other: LabelStats) -> LabelStats:
@@ -214,11 +226,19 @@ class LabelStats:
             positions=self.positions.merge(other.positions),
             numeric_text=self.numeric_text + other.numeric_text,
             text_values=_first_distinct(self.text_values + other.text_values),
+            posinf=self.posinf + other.posinf,
+            neginf=self.neginf + other.neginf,
+            inf_rows=merge_examples(self.inf_rows, other.inf_rows),
         )
 
     @property
+    def inf(self) -> int:
+        return self.posinf + self.neginf
+
+    @property
     def present(self) -> int:
-        return self.rows - self.missing
+        """Labelled rows a model can use: neither missing nor infinite."""
+        return self.rows - self.missing - self.inf
 
 
 LABEL_KINDS = ("numeric", "bool", "string", "temporal", "null")

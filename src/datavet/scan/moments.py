@@ -100,7 +100,8 @@ def merge_arrays(
     """Element-wise Chan merge of moment arrays (per position bin)."""
     n = n_a + n_b
     safe = np.where(n > 0, n, 1)
-    delta = mean_b - mean_a
-    mean = np.where(n > 0, mean_a + delta * (n_b / safe), 0.0)
-    m2 = m2_a + m2_b + delta * delta * (n_a * n_b / safe)
+    with np.errstate(over="ignore", invalid="ignore"):  # values near 1e308: inf, not a warning
+        delta = mean_b - mean_a
+        mean = np.where(n > 0, mean_a + delta * (n_b / safe), 0.0)
+        m2 = m2_a + m2_b + delta * delta * (n_a * n_b / safe)
     return n, mean, m2
