@@ -157,7 +157,7 @@ def test_needs_are_declared_from_one_vocabulary():
 def test_the_runner_reads_declarations_not_codes():
     rules = [r() for r in REGISTRY]
     assert [r.code for r in needing(rules, "near_hashes")] == ["S007", "S008"]
-    assert [r.code for r in needing(rules, "row_keys")] == ["S001", "S002"]
+    assert [r.code for r in needing(rules, "row_keys")] == ["S001", "S002", "S003"]
     assert {r.code[0] for r in needing(rules, "baselines")} == {"B"}
     assert [r.code for r in needing(rules, "known_task")] == ["M001", "M003"]
     near = needing(REGISTRY, "near_hashes")[0]

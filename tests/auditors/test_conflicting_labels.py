@@ -126,8 +126,8 @@ def test_labels_compare_by_value_across_splits():
 
 
 def test_only_shared_features_are_compared_across_splits():
-    train = pd.DataFrame({"a": [1.0, 2.0], "extra": [9.0, 8.0], "label": [0, 1]})
-    test = pd.DataFrame({"a": [1.0, 2.0], "label": [1, 1]})
+    train = pd.DataFrame({"a": [1.0, 2.0], "b": [3, 4], "extra": [9.0, 8.0], "label": [0, 1]})
+    test = pd.DataFrame({"a": [1.0, 2.0], "b": [3, 4], "label": [1, 1]})
     (f,) = run(train, test).findings
     assert f.split == "test" and f.examples == (0,)
 

@@ -111,10 +111,12 @@ def test_numbers_read_as_text_in_one_split_match_numbers_in_the_other():
 
 
 def test_only_shared_feature_columns_are_compared():
-    train = pd.DataFrame({"a": [1.0, 2.0], "only_train": [7, 8], "label": [0, 1]})
-    test = pd.DataFrame({"a": [2.0, 3.0], "only_test": ["x", "y"]})
+    train = pd.DataFrame({"a": [1.0, 2.0], "b": [5, 6], "c": [0, 0], "only_train": [7, 8]})
+    test = pd.DataFrame({"a": [2.0, 3.0], "b": [6, 6], "c": [0, 0], "only_test": ["x", "y"]})
+    train["label"] = [0, 1]
     (f,) = run(train, test).findings
     assert f.examples == (0,)
+    assert "'only_train' (train only), 'only_test' (test only)" in f.message
 
 
 def test_many_test_copies_of_one_train_row():

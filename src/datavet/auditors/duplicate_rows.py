@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import math
+
 from datavet.auditors.base import AuditContext, Auditor, keyless, keyless_text, pct, rows_text
 from datavet.findings import Severity
+from datavet.scan.rowchecks import chance_agreement, chance_repeats
 
 
 class DuplicateRows(Auditor):
@@ -11,6 +14,14 @@ class DuplicateRows(Auditor):
     Each split on its own: rows whose features (the same canonical 128-bit hashes as S001) and
     label equal an earlier row's. The count is of the extra copies; the first copy is not counted.
     A split is reported once it holds at least ``min_count`` duplicate rows.
+
+    Coarse data repeats rows by itself: with a few values per feature, distinct examples often
+    coincide. The rule estimates the repeats chance alone makes (each column's chance of two
+    rows agreeing, from its value counts, multiplied over the features and the label as if
+    independent, gives the number of equally likely combinations). When that predicts at least
+    10 repeats and the duplicates are fewer than twice as many, the finding is an info that
+    gives the estimate: such repeats are real examples, and dropping them would distort the
+    distribution.
 
     **Why it matters**
     Duplicates weight some examples more than others without anyone deciding so, and when the
@@ -45,13 +56,46 @@ class DuplicateRows(Auditor):
                 with_keys = ctx.rows.duplicates.get(profile.split)
                 metrics["count_with_row_keys"] = with_keys.n if with_keys else 0
             exactly = "exactly" if not left_out else f"({keyless_text(left_out)})"
+            combinations, expected = chance_repeats_of(profile, left_out, with_label=True)
+            metrics["expected_by_chance"] = expected
+            natural = by_chance(found.n, expected)
+            note = (
+                f" The features and label take about {combinations:,.0f} equally likely "
+                f"combinations of values, so about {expected:,.0f} of {profile.rows:,} rows "
+                "repeat one by chance alone: these are likely distinct examples that coincide, "
+                "not copies."
+                if natural
+                else ""
+            )
             yield self.finding(
                 f"{found.n:,} rows of {profile.split} ({pct(found.n, profile.rows)}) repeat an "
                 f"earlier row {exactly} ({found.groups:,} distinct rows repeated): "
-                f"{rows_text(found.examples, found.n)}.",
+                f"{rows_text(found.examples, found.n)}.{note}",
+                severity=Severity.INFO if natural else None,
                 split=profile.split,
                 n_affected=found.n,
                 examples=found.examples,
                 metrics=metrics,
-                hint="drop exact duplicates before splitting",
+                hint="keep natural repeats (dropping them distorts the distribution); drop them "
+                "only if they are copies from a join or an append"
+                if natural
+                else "drop exact duplicates before splitting",
             )
+
+
+def by_chance(found: int, expected: float) -> bool:
+    """Whether ``found`` rows are about what chance predicts (at least 10 expected: fewer say
+    little about the data)."""
+    return expected >= 10 and found <= 2 * expected
+
+
+def chance_repeats_of(profile, left_out=(), *, with_label: bool) -> tuple[float, float]:
+    """(the equally likely combinations of a split's features, and its label with
+    ``with_label``; the rows expected to repeat an earlier row's by chance alone)."""
+    agree = 1.0
+    for name, stats in profile.columns.items():
+        if name not in left_out:
+            agree *= chance_agreement(stats)
+    if with_label and profile.label is not None:
+        agree *= chance_agreement(profile.label)
+    return 1 / agree if agree > 0 else math.inf, chance_repeats(profile.rows, agree)

@@ -3,9 +3,11 @@ from __future__ import annotations
 import numpy as np
 
 from datavet.auditors.base import AuditContext, Auditor, Skip, fmt, pct, rows_text
+from datavet.auditors.train_test_overlap import compared_features
 from datavet.findings import Severity
+from datavet.framework import ABOVE_ONE
 from datavet.scan.neardup import FINGERPRINTED
-from datavet.scan.rowchecks import match_rows
+from datavet.scan.rowchecks import chance_agreement, match_rows
 
 
 class NearDuplicates(Auditor):
@@ -23,7 +25,17 @@ class NearDuplicates(Auditor):
       two measurements, not a copy); only identifiers (ID-like and group columns) may differ;
     - the agreement is informative: at least ``min_agree`` (50%) of the shared columns, and at
       least ``min_columns`` (2), agree with a value that is present and not constant in train.
-      Two rows that share two of six values, or whose only values are missing, are not copies.
+      Two rows that share two of six values, or whose only values are missing, are not copies;
+    - the agreement is unlikely by chance. Each compared column's chance that two rows agree
+      after normalising is estimated from train (squared value shares where every value was
+      counted; for a continuous float, its density times the width of a 6-digit rounding bin),
+      multiplied over the columns as if independent. Independent values of a continuous column
+      coincide to 6 digits now and then, and more often the larger the splits: the near copies
+      are reported only when they are at least ``chance_ratio`` (10) times the test rows expected
+      to meet a train row by chance.
+
+    Test rows that S001 already reports (equal to a train row once row-key columns are left
+    out) are not counted again.
 
     The finding names the columns in which the near copies differ and by how much: the
     identifiers (with the difference for numbers), and the compared columns whose exact values
@@ -45,7 +57,8 @@ class NearDuplicates(Auditor):
     name = "near-duplicate-rows"
     severity = Severity.WARNING
     summary = "test rows that are near copies of train rows (equal after normalising)"
-    thresholds = {"digits": 6, "min_agree": 0.5, "min_columns": 2}
+    thresholds = {"digits": 6, "min_agree": 0.5, "min_columns": 2, "chance_ratio": 10}
+    ranges = {"chance_ratio": ABOVE_ONE}
     needs = ("test", "near_hashes")
     sections = ("leakage",)
 
@@ -54,13 +67,16 @@ class NearDuplicates(Auditor):
             raise Skip("the near-duplicate pass did not run")
         if not ctx.near_columns:
             raise Skip("no columns left to compare after leaving out ID-like columns")
+        shared, _ = compared_features(ctx)
         train, test = ctx.near["train"], ctx.near["test"]
         near_at = match_rows(test.near, train.near)
         exact_at = match_rows(test.exact, train.exact)
         hit = np.flatnonzero((near_at >= 0) & (exact_at < 0))
+        reported = ctx.keyless_rows.overlap_rows if ctx.keyless_rows is not None else None
+        if reported is not None and len(reported):  # S001's, with the row keys left out
+            hit = hit[~np.isin(test.pos[hit], reported)]
         if not len(hit):
             return
-        shared = _shared(ctx)
         compared = sorted(ctx.near_columns)
         left = sorted(shared - set(compared))
         keys = ctx.key_columns
@@ -94,6 +110,9 @@ class NearDuplicates(Auditor):
             differs_left = np.zeros((len(hit), 0), bool)
             differs_cmp = np.zeros((len(hit), 0), bool)
         if not len(hit):
+            return
+        chance = _chance_matches(ctx, compared, digits)
+        if len(hit) < self.options["chance_ratio"] * chance:
             return
         order = np.argsort(test.pos[hit], kind="stable")
         hit, j = hit[order], j[order]
@@ -146,6 +165,7 @@ class NearDuplicates(Auditor):
                 "count": int(n),
                 "fraction": n / ctx.test.rows,
                 "compared_columns": len(compared),
+                "expected_by_chance": chance,
                 **{f"differ[{c}]": counts[c] for c in named},
             },
             hint="de-duplicate on normalised values (and without IDs) before splitting",
@@ -156,7 +176,15 @@ def plural_rows(n: int) -> str:
     return f"{n:,} row{'' if n == 1 else 's'}"
 
 
-def _shared(ctx: AuditContext) -> set[str]:
-    train = ctx.columns.get("train") or [(n,) for n in ctx.train.columns]
-    test = ctx.columns.get("test") or [(n,) for n in ctx.test.columns]
-    return ({c[0] for c in train} & {c[0] for c in test}) - {ctx.target}
+def _chance_matches(ctx: AuditContext, compared: list[str], digits: int) -> float:
+    """The test rows expected, by chance alone, to equal some train row on every compared
+    column after normalising but not exactly (the columns' agreement chances multiplied as if
+    independent): chance equal rows in coarse data are exact, S001's and not near copies."""
+    near = exact = 1.0
+    for name in compared:
+        stats = ctx.train.columns.get(name)
+        if stats is not None:
+            near *= chance_agreement(stats, digits)
+            exact *= chance_agreement(stats)
+    n = ctx.train.rows
+    return float(max(0.0, np.exp(-n * exact) - np.exp(-n * near)) * ctx.test.rows)

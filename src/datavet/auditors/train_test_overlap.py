@@ -7,6 +7,7 @@ from datavet.auditors.base import (
     keyless,
     keyless_text,
     pct,
+    plural,
     rows_text,
 )
 from datavet.findings import Severity
@@ -24,8 +25,11 @@ class TrainTestOverlap(Auditor):
     of the comparison, and when train has row-key columns (an order number, a UUID: ID-like,
     a different value on almost every row) rows are compared once more without them, since a
     copy made under a fresh key differs from its original only there. The message names the
-    columns left out. When the splits share no feature column, overlap is undefined and the
-    rule is skipped with that reason (S004 names the schema difference).
+    columns left out. When the splits' feature columns differ (a renamed or added column), rows
+    are compared on the shared ones only when they are more than half of each split's features
+    (ID-like columns not counted), and the message names the columns left out; otherwise equal
+    rows would say little (two rows that share one column of two are not copies) and the rule
+    is skipped with that reason. S004 names the schema difference.
 
     **Why it matters**
     A test row that the model saw in training measures memory, not generalisation: the test
@@ -45,8 +49,7 @@ class TrainTestOverlap(Auditor):
     sections = ("leakage",)
 
     def check(self, ctx: AuditContext):
-        if not _shared_features(ctx):
-            raise Skip("train and test share no feature column, so overlap is undefined (see S004)")
+        shared, only = compared_features(ctx)
         found, left_out = keyless(ctx, lambda checks: checks.overlap)
         if not found.n:
             return
@@ -58,9 +61,16 @@ class TrainTestOverlap(Auditor):
         }
         if left_out:
             metrics["count_with_row_keys"] = ctx.rows.overlap.n
+        how = keyless_text(left_out)
+        if only:
+            metrics["compared_columns"] = len(shared)
+            how += (
+                f"; compared on the {plural(len(shared), 'feature column')} both splits share, "
+                f"not on {only_text(only)}"
+            )
         yield self.finding(
             f"{found.n:,} of {ctx.test.rows:,} test rows ({pct(found.n, ctx.test.rows)}) also "
-            f"appear in train ({keyless_text(left_out)}): "
+            f"appear in train ({how}): "
             f"{rows_text(found.examples, found.n)}; e.g. {pairs}.",
             split="test",
             n_affected=found.n,
@@ -71,7 +81,32 @@ class TrainTestOverlap(Auditor):
         )
 
 
-def _shared_features(ctx: AuditContext) -> set[str]:
-    train = ctx.columns.get("train") or [(n,) for n in ctx.train.columns]
-    test = ctx.columns.get("test") or [(n,) for n in ctx.test.columns]
-    return ({c[0] for c in train} & {c[0] for c in test}) - {ctx.target}
+def compared_features(ctx: AuditContext) -> tuple[set[str], dict[str, str]]:
+    """The feature columns train and test rows are compared on (the ones both splits share),
+    and each column only one split has (name -> "train only" / "test only"). Skip when the
+    shared ones are no more than half of either split's features (ID-like columns not counted):
+    rows equal on so few of their columns are no evidence of copies."""
+    train = {c[0] for c in ctx.columns.get("train") or [(n,) for n in ctx.train.columns]}
+    test = {c[0] for c in ctx.columns.get("test") or [(n,) for n in ctx.test.columns]}
+    train.discard(ctx.target)
+    test.discard(ctx.target)
+    shared = train & test
+    if not shared:
+        raise Skip("train and test share no feature column, so overlap is undefined (see S004)")
+    only = {c: "train only" for c in sorted(train - test)}
+    only.update({c: "test only" for c in sorted(test - train)})
+    keys = ctx.key_columns
+    counted = len(shared - keys)
+    if only and any(2 * counted <= len(side - keys) for side in (train, test)):
+        raise Skip(
+            f"only {counted} of the feature columns ({len(train - keys)} in train, "
+            f"{len(test - keys)} in test) are in both splits, not {only_text(only)}: rows equal "
+            "on so few of their columns are no evidence of copies (see S004)"
+        )
+    return shared, only
+
+
+def only_text(only: dict[str, str]) -> str:
+    shown = [f"{c!r} ({where})" for c, where in list(only.items())[:5]]
+    more = f" (+{len(only) - 5} more)" if len(only) > 5 else ""
+    return ", ".join(shown) + more

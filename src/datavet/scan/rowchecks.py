@@ -9,6 +9,7 @@ holds all of them.
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass, field
 
@@ -94,17 +95,72 @@ class RowChecks:
     duplicates: dict[str, Count] = field(default_factory=dict)  # per split
     conflicts: dict[str, Count] = field(default_factory=dict)  # per split
     cross_conflicts: Count = field(default_factory=Count)  # test rows vs train, other label
+    # every overlapping test row's position (in no order), with ``row_checks(keep_rows=True)``:
+    # S007 leaves out the rows S001 reports once row keys are left out
+    overlap_rows: np.ndarray | None = None
 
     def merge(self, other: RowChecks) -> RowChecks:
         def both(a: dict, b: dict) -> dict:
             return {k: a.get(k, Count()).merge(b.get(k, Count())) for k in {**a, **b}}
 
+        kept = [r for r in (self.overlap_rows, other.overlap_rows) if r is not None]
         return RowChecks(
             self.overlap.merge(other.overlap),
             both(self.duplicates, other.duplicates),
             both(self.conflicts, other.conflicts),
             self.cross_conflicts.merge(other.cross_conflicts),
+            np.concatenate(kept) if kept else None,  # merged per bucket: sorting is left out
         )
+
+
+def chance_agreement(stats, digits: int | None = None) -> float:
+    """The chance that two rows drawn at random agree in one column (a missing value agrees
+    with a missing one), from the column's statistics (``ColumnStats`` or ``LabelStats``).
+
+    With every distinct value counted: the chance that two different rows hold the same value
+    (``sum n (n - 1) / (N (N - 1))``, unbiased where the squared shares overstate it in small
+    samples; text case-folded with white space collapsed when ``digits`` is given, as near
+    copies are compared). Else a sketch of the distinct values gives one over their number; a
+    float column compared to
+    ``digits`` significant digits gives its value density times the width of a rounding bin at
+    its typical magnitude; anything else counts as all values distinct."""
+    rows = stats.rows
+    if rows < 2:
+        return 1.0
+    missing = stats.missing / rows
+    counter = stats.values
+    if counter.exact:
+        counts: dict = {}
+        for value, n in counter.counts.items():
+            if digits is not None and isinstance(value, str):
+                value = " ".join(value.split()).lower()
+            counts[value] = counts.get(value, 0) + n
+        pairs = sum(n * (n - 1) for n in (*counts.values(), stats.missing))
+        return float(pairs / (rows * (rows - 1)))
+    present = rows - stats.missing
+    keys = getattr(stats, "keys", None)
+    std = getattr(stats, "std", math.nan)
+    if keys is not None:
+        same = 1 / max(keys.distinct(), 1.0)
+    elif digits is not None and stats.kind == "numeric" and math.isfinite(std) and std > 0:
+        typical = math.hypot(stats.mean, std)
+        width = 10.0 ** (math.floor(math.log10(typical)) - digits + 1)
+        same = min(
+            1.0, width / (2 * std)
+        )  # mean density 1/(2 std): an exponential's, above a normal's
+    else:
+        same = 0.0  # every value distinct: two rows never agree
+    return float(same * (present / rows) ** 2 + missing**2)
+
+
+def chance_repeats(n: int, agree: float) -> float:
+    """The rows of ``n`` expected to repeat an earlier row by chance alone when two rows agree
+    with probability ``agree``: ``n`` minus the expected distinct rows of ``n`` draws from
+    ``1 / agree`` equally likely feature combinations."""
+    if agree <= 0:
+        return 0.0
+    cells = 1 / agree
+    return float(max(0.0, n + cells * math.expm1(-n * agree)))
 
 
 def _frame(rows: np.ndarray) -> pd.DataFrame:
@@ -182,8 +238,10 @@ def _conflicts(s: SplitRows) -> Count:
     return Count(len(bad), groups, tuple(np.sort(bad["row"].to_numpy())[:K].tolist()))
 
 
-def _overlap(train: SplitRows, test: SplitRows, with_labels: bool) -> tuple[Count, Count]:
-    at = match_rows(test.shared, train.shared)
+def _overlap(
+    train: SplitRows, test: SplitRows, with_labels: bool, at: np.ndarray
+) -> tuple[Count, Count]:
+    """S001 and S003 across splits; ``at``: each test row's first equal in train, or -1."""
     hit = np.flatnonzero(at >= 0)
     if not len(hit):
         return Count(), Count()
@@ -223,9 +281,14 @@ def _overlap(train: SplitRows, test: SplitRows, with_labels: bool) -> tuple[Coun
 
 
 def row_checks(
-    train: SplitRows, test: SplitRows | None = None, *, with_labels: bool = True
+    train: SplitRows,
+    test: SplitRows | None = None,
+    *,
+    with_labels: bool = True,
+    keep_rows: bool = False,
 ) -> RowChecks:
-    """Every row-identity result for one bucket (or for everything, as one bucket)."""
+    """Every row-identity result for one bucket (or for everything, as one bucket); with
+    ``keep_rows``, also the position of every overlapping test row (``overlap_rows``)."""
     out = RowChecks()
     out.duplicates["train"] = _duplicates(train)
     if with_labels:
@@ -234,7 +297,10 @@ def row_checks(
         out.duplicates["test"] = _duplicates(test)
         if with_labels:
             out.conflicts["test"] = _conflicts(test)
-        out.overlap, out.cross_conflicts = _overlap(train, test, with_labels)
+        at = match_rows(test.shared, train.shared)
+        out.overlap, out.cross_conflicts = _overlap(train, test, with_labels, at)
+        if keep_rows:
+            out.overlap_rows = test.pos[at >= 0]
     return out
 
 
