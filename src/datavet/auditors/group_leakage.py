@@ -11,7 +11,9 @@ class GroupLeakage(Auditor):
     With ``--group COL``: every distinct value of the group column in each split (counted
     exactly, by 128-bit hash), the groups present in both, how many rows they hold on each side,
     and the share of test rows that belong to a group train has seen.
-    It fires once at least ``min_groups`` groups are shared.
+    It fires once at least ``min_groups`` groups are shared. Rows with no group value (null,
+    NaN: anonymous or guest rows) belong to no group, so they never count as shared (V001
+    reports the missing values); the finding says how many there are.
 
     **Why it matters**
     It is the most common leak: samples of one subject split across train
@@ -46,11 +48,17 @@ class GroupLeakage(Auditor):
         test_rows = int(test.rows[shared_test].sum())
         train_rows = int(train.rows[shared_train].sum())
         examples = tuple(sorted(test.first[shared_test].tolist())[:5])
+        ungrouped = ""
+        if test.missing or train.missing:
+            ungrouped = (
+                f" Rows with no {ctx.group!r} value are in no group: {test.missing:,} in test, "
+                f"{train.missing:,} in train."
+            )
         yield self.finding(
             f"{plural(n, 'group')} of {ctx.group!r} ({pct(n, len(test.keys))} of test's "
             f"{len(test.keys):,}) have rows in both train and test: {test_rows:,} test rows "
             f"({pct(test_rows, ctx.test.rows)}) and {train_rows:,} train rows; first test rows of "
-            f"such groups: {rows_text(examples, None)}.",
+            f"such groups: {rows_text(examples, None)}.{ungrouped}",
             split="test",
             columns=(ctx.group,),
             n_affected=test_rows,
@@ -62,6 +70,8 @@ class GroupLeakage(Auditor):
                 "test_fraction": test_rows / ctx.test.rows,
                 "test_groups": len(test.keys),
                 "train_groups": len(train.keys),
+                "test_rows_without_group": test.missing,
+                "train_rows_without_group": train.missing,
             },
             hint="split by group (GroupShuffleSplit / GroupKFold) so each subject is on one side",
         )

@@ -8,13 +8,16 @@ class IdColumnOverlap(Auditor):
     """An ID-like column shares many of its values between train and test: a subject leak?
 
     **What it checks**
-    Without ``--group``: columns that look like identifiers (text or whole numbers with many
-    distinct values; whole numbers only when the name says key, e.g. ``patient_id``, ``uuid``,
-    ``user``), and the share of test's distinct values of each that also occur in train,
-    estimated from 1,024-value KMV sketches (about 3% error). It fires at ``min_shared`` (10%) or
-    more and asks you to confirm: if the column names a subject, pass it as ``--group`` to get
-    the exact count (S005). ID-like columns are also left out of the scale check (F003), where
-    they only make noise (B003 keeps them: an ID whose ranges follow the class is a leak).
+    Without ``--group``: columns that look like identifiers: many distinct values, and either a
+    name that says key (``patient_id``, ``uuid``, ``user``) on text or whole numbers, or short
+    text without spaces that is not numbers and repeats on at most 5 rows per value on average
+    (a category such as ``city``, each value on tens of rows, is a feature; a measurement with
+    a few ``?`` markers is numbers). For each, the share of test's distinct values that also
+    occur in train, estimated from 1,024-value KMV sketches (about 3% error). It fires at
+    ``min_shared`` (10%) or more and asks you to confirm: if the column names a subject, pass
+    it as ``--group`` to get the exact count (S005). ID-like columns are also left out of the
+    scale check (F003), where they only make noise (B003 keeps them: an ID whose ranges follow
+    the class is a leak).
 
     **Why it matters**
     Rows of one patient, user or device on both sides of a split leak the subject into the test

@@ -15,7 +15,9 @@ class TimeOrderLeakage(Auditor):
     older than the newest train row. With ``--time`` it fires whenever such rows exist. With a
     detected column it fires only when the split looks meant to be temporal, that is when most
     test rows are newer than all of train but some are not (at most ``max_auto_older``, 50%);
-    a random split, where nearly every test row overlaps, is not reported.
+    a random split, where nearly every test row overlaps, is not reported. ``--time`` also takes
+    a numeric column (years, epoch seconds); a text column is skipped, with a note to parse it
+    as dates first.
 
     **Why it matters**
     A model is used on the future. If the test set mixes in rows from the training period, the
@@ -40,7 +42,16 @@ class TimeOrderLeakage(Auditor):
             raise Skip("no time column (pass --time COL)")
         ctx.require_test()
         a, b = ctx.train.columns.get(ctx.time), ctx.test.columns.get(ctx.time)
-        if a is None or b is None or a.tmax is None or b.tmin is None:
+        if a is None or b is None:
+            raise Skip(f"time column {ctx.time!r} is missing from a split")
+        for col in (a, b):
+            if col.kind not in ("temporal", "numeric", "null"):
+                held = "text" if col.kind == "string" else f"{col.dtype} values"
+                raise Skip(
+                    f"time column {ctx.time!r} holds {held}, not dates/times or numbers: parse "
+                    "it as dates (pd.to_datetime) to check the split's time order"
+                )
+        if a.time_range is None or b.time_range is None:
             raise Skip(f"time column {ctx.time!r} has no values in a split")
         if ctx.near is None:
             raise Skip("the second pass over test did not run")
@@ -50,14 +61,15 @@ class TimeOrderLeakage(Auditor):
         share = older / ctx.test.rows
         if not ctx.time_declared and share > self.options["max_auto_older"]:
             return  # a random split: overlap everywhere is expected
-        lo, hi = max(a.tmin, b.tmin), min(a.tmax, b.tmax)
-        overlap = (hi - lo) / (b.tmax - b.tmin) if b.tmax > b.tmin else 1.0
+        (a_min, a_max), (b_min, b_max) = a.time_range, b.time_range
+        lo, hi = max(a_min, b_min), min(a_max, b_max)
+        overlap = (hi - lo) / (b_max - b_min) if b_max > b_min else 1.0
         examples = ctx.near["test"].time_examples
-        unit = _unit(a.dtype)
+        unit = _unit(a.dtype) if a.kind == "temporal" else None
         yield self.finding(
             f"{older:,} test rows ({pct(older, ctx.test.rows)}) are older than the newest train "
-            f"row ({_when(a.tmax, unit)}); train spans {_when(a.tmin, unit)} to "
-            f"{_when(a.tmax, unit)}, test {_when(b.tmin, unit)} to {_when(b.tmax, unit)} "
+            f"row ({_when(a_max, unit)}); train spans {_when(a_min, unit)} to "
+            f"{_when(a_max, unit)}, test {_when(b_min, unit)} to {_when(b_max, unit)} "
             f"({100 * max(overlap, 0):.0f}% of test's time range overlaps train's): "
             f"{rows_text(examples, older)}.",
             split="test",
@@ -76,7 +88,11 @@ def _unit(dtype: str) -> str:
     return "ms" if dtype == "date64[ms]" else "s"
 
 
-def _when(value: int, unit: str) -> str:
+def _when(value: float, unit: str | None) -> str:
+    """A date/time value in ``unit`` since the epoch as a UTC date; a number (``unit`` None,
+    a numeric time column: a year, epoch seconds) as itself."""
+    if unit is None:
+        return f"{value:.15g}"
     per_second = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
     try:
         return datetime.fromtimestamp(value / per_second, tz=timezone.utc).strftime(

@@ -207,7 +207,8 @@ class Engine:
         newest train row."""
         newest = None
         if time_column is not None and time_column in profiles["train"].columns:
-            newest = profiles["train"].columns[time_column].tmax
+            span = profiles["train"].columns[time_column].time_range
+            newest = span[1] if span else None
         return {
             split: self.near_rows(
                 src,
@@ -242,6 +243,7 @@ class Engine:
             split_rows["train"],
             split_rows.get("test"),
             with_labels=profiles["train"].label is not None,
+            keep_rows=True,
         )
         return tuple(keys), checks
 

@@ -130,7 +130,7 @@ class LocalEngine(Engine):
             test_plan = train_plan
             newest = profiles["train"].columns.get((guess or {}).get("time_column"))
             if guess is not None and newest is not None:
-                test_plan = replace(train_plan, time_before=newest.tmax)
+                test_plan = replace(train_plan, time_before=(newest.time_range or (0, None))[1])
             profiles["test"] = self._profile(test_src, test_plan, "test")
         return profiles, None, guess
 

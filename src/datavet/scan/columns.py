@@ -183,6 +183,16 @@ class ColumnStats:
         return self.rows - self.missing
 
     @property
+    def time_range(self) -> tuple[float, float] | None:
+        """(oldest, newest) of a column used as time: a date/time column (int64, column unit)
+        or a numeric one (years, epoch seconds); None for other kinds or without values."""
+        if self.kind == "temporal":
+            return None if self.tmin is None else (self.tmin, self.tmax)
+        if self.kind == "numeric" and self.min <= self.max:
+            return self.min, self.max
+        return None
+
+    @property
     def mean(self) -> float:
         return self.finite.mean if self.finite.n else math.nan
 

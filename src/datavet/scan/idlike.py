@@ -1,9 +1,16 @@
 """Which columns look like identifiers (patient, user, session, row keys)?
 
-A column is ID-like when it holds text or whole numbers, has many distinct values (at least 20
-and at least 1% of the rows, estimated from its KMV sketch), and either is text or has a name
-that says it is a key (``id``, ``uuid``, ``patient``, ``user_id``...). Whole-number columns
-without such a name (counts, ages, prices in cents) are measurements, not IDs.
+A column is ID-like when it has many distinct values (at least 20 and at least 1% of the rows,
+estimated from its KMV sketch) and either
+
+- has a name that says it is a key (``id``, ``uuid``, ``patient``, ``user_id``...) and holds
+  text or whole numbers, or
+- holds text that is not numbers (a few ``?`` placeholders in a measurement do not make it an
+  ID), shaped like a key (short, no spaces: not free text) and repeated on few rows per value
+  (at most ``MAX_ROWS_PER_VALUE`` on average). A category such as ``city`` or ``product``,
+  each value on tens of rows, is a feature, not an identifier.
+
+Whole-number columns without a key name (counts, ages, prices in cents) are measurements.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ ID_NAME = re.compile(
 CAMEL_ID = re.compile(r"[a-z0-9](Id|ID|Uuid|UUID|Key)$")
 MIN_DISTINCT = 20
 MIN_DISTINCT_FRACTION = 0.01
+MAX_ROWS_PER_VALUE = 5  # text without a key name: an ID names a row, or a few
+NUMBER_SHARE = 0.9  # text this much numbers is a measurement (with placeholders), not an ID
+_MAX_KEY_LENGTH = 64
 
 
 def looks_like_key_name(name: str) -> bool:
@@ -31,16 +41,31 @@ def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str
     for col in profile.columns.values():
         if col.name in exclude or col.keys is None or col.present == 0:
             continue
-        separated = getattr(col, "separated", None)
-        if separated is not None and separated.count + col.numeric_text >= 0.9 * col.present:
-            continue  # numbers written with separators ("47,617"): V006, not identifiers
-        integer = col.kind == "numeric"
-        if integer and not looks_like_key_name(col.name):
-            continue
         distinct = col.keys.distinct()
-        if distinct >= MIN_DISTINCT and distinct >= MIN_DISTINCT_FRACTION * col.present:
+        if distinct < MIN_DISTINCT or distinct < MIN_DISTINCT_FRACTION * col.present:
+            continue
+        separated = getattr(col, "separated", None)
+        numbers = col.numeric_text + (separated.count if separated is not None else 0)
+        if looks_like_key_name(col.name):
+            if separated is None or numbers < NUMBER_SHARE * col.present:
+                out.append(col.name)  # not numbers written with separators ("47,617"): V006
+        elif (
+            col.kind == "string"
+            and numbers < NUMBER_SHARE * col.present
+            and distinct * MAX_ROWS_PER_VALUE >= col.present
+            # the counted values, or (all distinct, none counted) the first ones seen
+            and _key_shaped(col.values.keys() or [v for _, v in col.text_values])
+        ):
             out.append(col.name)
     return out
+
+
+def _key_shaped(values) -> bool:
+    """Whether there are ``values`` (text) and at least 90% of them are short and without
+    spaces, as keys are and free text is not."""
+    seen = [str(v) for v in values]
+    plain = [v for v in seen if len(v) <= _MAX_KEY_LENGTH and not any(c.isspace() for c in v)]
+    return bool(seen) and len(plain) >= 0.9 * len(seen)
 
 
 # What pandas writes for a DataFrame's index: ``df.to_csv()`` gives it an empty header (read back
@@ -49,7 +74,6 @@ def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str
 INDEX_NAME = re.compile(r"^(|Unnamed: \d+(\.\d+)?)$")
 INDEX_LEVEL = re.compile(r"^(__index_level_\d+__|rownames)$")
 ROW_KEY_DISTINCT = 0.9  # a row key names (almost) every row once; a group key repeats
-_MAX_KEY_LENGTH = 64
 
 
 def index_columns(fields) -> list[str]:
@@ -79,12 +103,7 @@ def row_key_columns(profile: Profile, id_columns) -> list[str]:
             continue
         if col.keys.distinct() < ROW_KEY_DISTINCT * col.present:
             continue
-        if col.kind == "string":
-            seen = [str(v) for v in col.values.keys()]
-            plain = [
-                v for v in seen if len(v) <= _MAX_KEY_LENGTH and not any(c.isspace() for c in v)
-            ]
-            if not seen or len(plain) < 0.9 * len(seen):
-                continue
+        if col.kind == "string" and not _key_shaped(col.values.keys()):
+            continue
         out.append(name)
     return out
