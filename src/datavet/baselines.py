@@ -407,7 +407,13 @@ def run_baselines(
     train = train.filter(pa.array(keep))
     y_tr = y_tr[keep]
     if len(y_tr) < 2:
-        out.skipped = f"{len(y_tr)} labelled train row(s); baselines need at least 2"
+        where = (  # a small sample of a large split: say so, not that the split is small
+            f"the train sample ({train.num_rows:,} of {sample_of:,} rows; raise sample_rows) "
+            f"holds {len(y_tr)} labelled row(s)"
+            if out.sampled
+            else f"{len(y_tr)} labelled train row(s)"
+        )
+        out.skipped = f"{where}; baselines need at least 2"
         return out
     x_tr, numeric, text = _feature_frame(train, features)
     # text with a few values; an all-missing text column encodes to nothing (sklearn refuses it)

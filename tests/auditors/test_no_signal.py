@@ -13,7 +13,7 @@ from conftest import sample
 import datavet
 from datavet import Severity
 from datavet.auditors.base import Skip
-from datavet.auditors.no_signal import NoSignal, sign_test
+from datavet.auditors.no_signal import NoSignal, paired_t_test, sign_test
 from datavet.baselines import Baselines
 from datavet.errors import UsageError
 
@@ -68,15 +68,16 @@ def test_fires_on_random_labels(random_report):
     assert f.metrics["prior_log_loss"] == b["models"][1]["metrics"]["log_loss"]
     assert "no better than the prior (5-fold cross-validation on train)" in f.message
     assert f"better on {f.metrics['rows_better']:,} rows" in f.message
-    assert "sign test p =" in f.message
+    assert "paired t-test p =" in f.message
     assert f.hint
     assert only(random_report).status.value == "failed"
 
 
-def test_p_value_is_the_one_sided_sign_test(random_report):
+def test_the_sign_test_p_value_is_kept_beside_the_t_test(random_report):
     (f,) = random_report.findings
     better, worse = int(f.metrics["rows_better"]), int(f.metrics["rows_worse"])
-    assert f.metrics["p_value"] == pytest.approx(binom_tail(better, better + worse), rel=1e-9)
+    want = binom_tail(better, better + worse)
+    assert f.metrics["sign_test_p_value"] == pytest.approx(want, rel=1e-9)
 
 
 def test_quiet_on_the_seed_table(seed_report):
@@ -102,8 +103,15 @@ def test_fires_on_a_random_regression_target():
     report = run(data)
     assert report.task == "regression"
     (f,) = report.findings
-    assert "no better than the mean" in f.message and "MSE" in f.message
-    assert set(f.metrics) == {"p_value", "rows_better", "rows_worse", "linear_mse", "mean_mse"}
+    assert "better than the mean" in f.message and "MSE" in f.message
+    assert set(f.metrics) == {
+        "p_value",
+        "rows_better",
+        "rows_worse",
+        "sign_test_p_value",
+        "linear_mse",
+        "mean_mse",
+    }
     assert f.metrics["p_value"] >= 0.05
 
 
@@ -149,16 +157,16 @@ def _fake(reference, linear) -> Baselines:
 
 
 def test_alpha_boundary_fires_at_p_equal_alpha():
-    # 8 rows better, 2 worse: p = P(X >= 8 | n=10) = 56/1024
+    # 8 rows 0.5 better, 2 rows 1.0 worse: mean gain 0.2, the paired t-test p is about 0.17
     b = _fake([1.0] * 10, [0.5] * 8 + [2.0] * 2)
-    p = binom_tail(8, 10)
-    assert p == pytest.approx(56 / 1024)
+    p = paired_t_test(np.ones(10), np.r_[[0.5] * 8, [2.0] * 2])
+    assert p == pytest.approx(0.1717, abs=1e-3)
     few = {"min_rows": 1}  # 10 rows: below the default minimum, which skips
     (f,) = NoSignal(thresholds={"alpha": p, **few}).run(_ctx(b))
     assert f.metrics["p_value"] == pytest.approx(p)
     assert f.split == "test"
     assert NoSignal(thresholds={"alpha": math.nextafter(p, 1.0), **few}).run(_ctx(b)) == []
-    assert NoSignal(thresholds=few).run(_ctx(b))  # default alpha 0.05 < 0.0547: fires
+    assert NoSignal(thresholds=few).run(_ctx(b))  # default alpha 0.05 < 0.17: fires
     with pytest.raises(Skip, match="too few to tell"):
         NoSignal().run(_ctx(b))
 

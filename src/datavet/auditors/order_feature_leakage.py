@@ -9,6 +9,11 @@ from datavet.auditors.single_feature_leakage import _auc, _binned_accuracy
 from datavet.findings import Severity
 from datavet.scan.columns import as_float, column_kind
 
+# A counter, an ID or a timestamp gives (nearly) every row a value of its own; a quantity
+# that repeats values on average at least this often (distinct values / rows at most 1/2)
+# follows row order because the file is sorted by it.
+SORTED_BY_SHARE = 0.5
+
 
 class OrderFeatureLeakage(Auditor):
     """A feature that just counts rows (a row number, a timestamp) and predicts the label.
@@ -19,7 +24,9 @@ class OrderFeatureLeakage(Auditor):
     index, a counter or a timestamp of a sorted file, and which also predict the label: ROC AUC
     of at least ``min_auc`` (0.75) for a binary label, one-feature accuracy at least
     ``min_gain`` (0.1) above the majority class otherwise, |Spearman| of at least ``min_rho``
-    (0.5) for regression. Each such feature is named.
+    (0.5) for regression. Each such feature is named. A numeric feature that repeats its values
+    (at most one distinct value per two rows, as ``age`` does and a counter does not) is
+    reported as the column the file is sorted by, not as a counter.
     With fewer than ``min_rows`` usable rows in the sample a feature (or the rule) is skipped.
 
     **Why it matters**
@@ -30,7 +37,8 @@ class OrderFeatureLeakage(Auditor):
     **How to fix**
     Drop the counter from the features; if it is a timestamp, split by time (S008) and use
     features derived from it only if they will exist at prediction time; shuffle, then check
-    how the file was built (see L002).
+    how the file was built (see L002). A file sorted by a real predictor needs shuffling only:
+    keep the feature.
     """
 
     code = "B004"
@@ -86,13 +94,31 @@ class OrderFeatureLeakage(Auditor):
             how, score = self._predicts(x[ok], codes[ok], regression, y_num, ok)
             if how is None:
                 continue
+            rows = int(ok.sum())
+            distinct = len(np.unique(x[ok]))
+            if column_kind(arr.type) == "numeric" and distinct <= SORTED_BY_SHARE * rows:
+                yield self.finding(
+                    f"The file looks sorted by feature {name!r}: it follows row order "
+                    f"(|Spearman| with row position = {order:.3f}) with only {distinct:,} "
+                    f"distinct values in {rows:,} rows, and predicts {ctx.target!r} ({how} = "
+                    f"{score:.3f}). The label then follows row order through it: shuffle the "
+                    "rows before any split by position (see L002). Keep the feature if it is a "
+                    "real predictor; drop it only if it numbers rows or blocks of the file.",
+                    split="train",
+                    columns=(name,),
+                    n_affected=rows,
+                    metrics={"order_rho": order, "label_score": score, "distinct": distinct},
+                    hint="the file may be sorted by this column: shuffle the rows (see L002); "
+                    "keep the feature if it is a real predictor",
+                )
+                continue
             yield self.finding(
                 f"Feature {name!r} follows row order (|Spearman| with row position = {order:.3f})"
                 f" and predicts {ctx.target!r} ({how} = {score:.3f}): the label depends on where "
                 "rows sit in the file, and this feature gives the position away.",
                 split="train",
                 columns=(name,),
-                n_affected=int(ok.sum()),
+                n_affected=rows,
                 metrics={"order_rho": order, "label_score": score},
                 hint="drop the counter; split by time if it is a timestamp; shuffle and see L002",
             )

@@ -41,8 +41,11 @@ class SingleFeatureLeakage(Auditor):
       ID-like feature cannot score by memorising;
     - regression: |Spearman correlation| between the feature and the target.
 
-    It fires at ``min_score`` (0.99) or more, naming the feature. Rows where the feature is
-    missing are left out of that feature's score.
+    It fires at ``min_score`` (0.99) or more, naming the feature. A feature with missing values
+    is scored twice, and the better score counts: on the rows where it is present, and on every
+    labelled row with "missing" as a value of its own (its own level, or its own bin, placed
+    below or above every value for the AUC and Spearman), so a column filled in only for one
+    class is named. Ordinary missingness, unrelated to the label, lowers the second score.
     With fewer than ``min_rows`` labelled rows in the sample the rule is skipped.
 
     **Why it matters**
@@ -96,13 +99,16 @@ class SingleFeatureLeakage(Auditor):
             result = self._score(arr, kind, y_codes, y_missing, n_cls, regression, y_arr)
             if result is None:
                 continue
-            score, how, rows = result
+            score, how, rows, missing = result
             if score < self.options["min_score"]:
                 continue
+            if missing:
+                how += f" with missing values ({missing:,} rows) as a value of their own"
             yield self.finding(
                 f"Feature {name!r} alone predicts {ctx.target!r} near perfectly: {how} = "
                 f"{score:.4f} on {rows:,} train rows. Check whether it is derived from the label "
-                "or known only after it.",
+                "or known only after it"
+                + (" (whether it is filled in at all gives the label away)." if missing else "."),
                 split="train",
                 columns=(name,),
                 n_affected=rows,
@@ -116,44 +122,80 @@ class SingleFeatureLeakage(Auditor):
         return np.bincount(y_codes).max() / len(y_codes) >= self.options["min_score"]
 
     def _score(self, arr, kind, y_codes, y_missing, n_cls, regression, y_arr):
+        """(score, how, rows, missing rows it counts) of the better of two scores, or None:
+        on the rows where the feature is present, and with "missing" as a value of its own on
+        every labelled row (a column filled in only for one class gives the label away by
+        being there)."""
         minimum = int(self.options["min_rows"])
+        labelled = ~y_missing
         if kind in ("numeric", "bool"):
             x = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
-            ok = np.isfinite(x) & ~y_missing
-            if ok.sum() < minimum or np.ptp(x[ok]) == 0:
-                return None
-            if regression:
-                from datavet._stats import spearmanr
+            present = np.isfinite(x)
+            scores = [self._numeric(x, present & labelled, y_codes, n_cls, regression, y_arr)]
+            missing = int((labelled & ~present).sum())
+            if missing and (present & labelled).any() and labelled.sum() >= minimum:
+                # missing placed below, then above, every value (the better of the two); the
+                # binned accuracy gives it a bin of its own, wherever it is placed
+                ordered = regression or n_cls == 2
+                for fill in (-np.inf, np.inf) if ordered else (-np.inf,):
+                    filled = np.where(present, x, fill)
+                    scores.append(
+                        self._numeric(filled, labelled, y_codes, n_cls, regression, y_arr, present)
+                    )
+        elif kind == "string" and not regression:
+            present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+            scores = [self._levels(arr, present & labelled, y_codes, "mask")]
+            missing = int((labelled & ~present).sum())
+            if missing and (present & labelled).any():
+                scores.append(self._levels(arr, labelled, y_codes, "encode"))
+        else:
+            return None
+        best = max((r for r in scores if r is not None), default=None, key=lambda r: r[0])
+        if best is None:
+            return None
+        return (*best, 0 if best is scores[0] else missing)
 
-                y = as_float(y_arr)
-                if np.ptp(y[ok]) == 0:
-                    return None
-                rho = float(spearmanr(x[ok], y[ok]).statistic)
-                return abs(rho), "|Spearman correlation|", int(ok.sum())
-            if n_cls == 2:
-                pos = y_codes[ok] == 1
-                if pos.all() or not pos.any():
-                    return None
-                auc = _auc(x[ok], pos)
-                return max(auc, 1 - auc), "ROC AUC", int(ok.sum())
-            n = int(ok.sum())
-            bins = max(2, min(32, n // 20))
-            edges = np.unique(np.quantile(x[ok], np.linspace(0, 1, bins + 1)[1:-1]))
-            codes = np.searchsorted(edges, x[ok], side="right")
-            _, codes = np.unique(codes, return_inverse=True)
-            if self._trivial(y_codes[ok]):
+    def _numeric(self, x, ok, y_codes, n_cls, regression, y_arr, present=None):
+        """The score of numeric ``x`` on the rows ``ok``; ``present`` given: the rows where
+        ``x`` is a value (not a stand-in for missing), the rest form one bin of their own."""
+        n = int(ok.sum())
+        if n < int(self.options["min_rows"]) or np.ptp(x[ok]) == 0:
+            return None
+        if regression:
+            from datavet._stats import spearmanr
+
+            y = as_float(y_arr)
+            if np.ptp(y[ok]) == 0:
                 return None
-            return _binned_accuracy(codes, y_codes[ok]), "one-feature accuracy", n
-        if kind == "string" and not regression:
-            ok = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool) & ~y_missing
-            n = int(ok.sum())
-            if n < minimum:
+            rho = float(spearmanr(x[ok], y[ok]).statistic)
+            return abs(rho), "|Spearman correlation|", n
+        if n_cls == 2:
+            pos = y_codes[ok] == 1
+            if pos.all() or not pos.any():
                 return None
-            enc = pc.dictionary_encode(arr.filter(pa.array(ok)))
-            if len(enc.dictionary) < 2 or len(enc.dictionary) > n // 20:
-                return None
-            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-            if self._trivial(y_codes[ok]):
-                return None
-            return _binned_accuracy(codes, y_codes[ok]), "one-feature accuracy", n
-        return None
+            auc = _auc(x[ok], pos)
+            return max(auc, 1 - auc), "ROC AUC", n
+        if self._trivial(y_codes[ok]):
+            return None
+        values = x[ok] if present is None else x[ok & present]
+        bins = max(2, min(32, len(values) // 20))
+        edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1]))
+        codes = np.searchsorted(edges, x[ok], side="right")
+        if present is not None:
+            codes = np.where(present[ok], codes, len(edges) + 1)
+        _, codes = np.unique(codes, return_inverse=True)
+        return _binned_accuracy(codes, y_codes[ok]), "one-feature accuracy", n
+
+    def _levels(self, arr, ok, y_codes, nulls):
+        """The one-feature accuracy of text ``arr``'s values on the rows ``ok``; ``nulls``
+        "encode": a missing value is a level of its own."""
+        n = int(ok.sum())
+        if n < int(self.options["min_rows"]):
+            return None
+        enc = pc.dictionary_encode(arr.filter(pa.array(ok)), null_encoding=nulls)
+        if len(enc.dictionary) < 2 or len(enc.dictionary) > n // 20:
+            return None
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        if self._trivial(y_codes[ok]):
+            return None
+        return _binned_accuracy(codes, y_codes[ok]), "one-feature accuracy", n
