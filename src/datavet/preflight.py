@@ -11,8 +11,9 @@ The stages, in order, each worth running only when the one before passed:
    why when a softmax is applied twice).
 
 The run stops at the first stage with findings at or above ``fail_on`` (or a crashed rule); the
-later stages are reported as not run. One report holds every stage's verdict, findings and
-fixes; it renders as text, JSON and HTML like any other report.
+later stages are reported as not run, as is a stage whose every check was skipped. One report
+holds every stage's verdict, findings and fixes; it renders as text, JSON and HTML like any
+other report.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def batch_from_table(train, target: str, task: str | None, n: int, seed: int = 0
     """(inputs, target): ``n`` seeded random rows of the numeric columns other than the target
     as a float32 (n, features) tensor; the target as class indices (classification) or a float
     (n, 1) column (regression)."""
+    return _table_batch(train, target, task, n, seed)[0]
+
+
+def _table_batch(train, target: str, task: str | None, n: int, seed: int = 0):
+    """(the batch, a description of it for messages: its feature columns and classes)."""
     import numpy as np
     import torch
 
@@ -97,14 +103,22 @@ def batch_from_table(train, target: str, task: str | None, n: int, seed: int = 0
     part = df.iloc[np.sort(rows)]
     x = torch.tensor(part[features].to_numpy(dtype="float32", na_value=0.0))
     x = torch.nan_to_num(x)
+    shown = ", ".join(map(str, features[:6])) + (" ..." if len(features) > 6 else "")
+    about = {"features": len(features), "n_classes": None}
+    about["text"] = (
+        f"the batch built from the training table has {len(features)} numeric feature "
+        f"column(s) ({shown}), so inputs of shape {tuple(x.shape)}"
+    )
     if task == "regression":
         y = torch.tensor(part[target].to_numpy(dtype="float32")).reshape(-1, 1)
     else:
         import pandas as pd
 
-        codes, _ = pd.factorize(df[target], sort=True)
+        codes, classes = pd.factorize(df[target], sort=True)
         y = torch.tensor(codes[np.sort(rows)], dtype=torch.long)
-    return x, y
+        about["n_classes"] = len(classes)
+        about["text"] += f", and {len(classes)} classes in {target!r}"
+    return (x, y), about
 
 
 def preflight(
@@ -196,8 +210,9 @@ def preflight(
             return
         bad = [f for f in found if f.severity >= fail_level]
         crashed = [o for o in outs if o.status is Status.CRASHED]
-        verdict = "failed" if bad or crashed else "passed"
         ran_codes = [o.code for o in outs if o.status in (Status.PASSED, Status.FAILED)]
+        # a stage whose every check was skipped proved nothing: not "passed"
+        verdict = "failed" if bad or crashed else "passed" if ran_codes or not outs else "not run"
         summary = (
             f"{len(ran_codes)} check(s) ran; "
             + (
@@ -231,32 +246,46 @@ def preflight(
     probes_detail = None
     notes = list(data.notes)
     if stopped is None:
+        about = None  # the batch built from the table, described for messages
         if batch is None:
             if data.target is None:
                 raise UsageError("preflight needs a target column to build the batch (--target)")
-            batch = batch_from_table(train, data.target, data.task, batch_size, seed)
+            batch, about = _table_batch(train, data.target, data.task, batch_size, seed)
         merged: dict = {}
         for key, title in STAGES[2:]:
             if stopped is not None:
                 close(key, title, [], [])
                 continue
-            report = probe(
-                model,
-                batch,
-                loss_fn=loss_fn,
-                task=task if task != "auto" else (data.task or "auto"),
-                optimizer_factory=optimizer_factory,
-                select=list(INITIAL_LOSS_PROBES if key == "initial_loss" else OVERFIT_PROBES),
-                fail_on=fail_level,
-                severity=probe_sev or None,
-                thresholds=probe_tuned or None,
-                seed=seed,
-            )
+            try:
+                report = probe(
+                    model,
+                    batch,
+                    loss_fn=loss_fn,
+                    task=task if task != "auto" else (data.task or "auto"),
+                    optimizer_factory=optimizer_factory,
+                    select=list(INITIAL_LOSS_PROBES if key == "initial_loss" else OVERFIT_PROBES),
+                    fail_on=fail_level,
+                    severity=probe_sev or None,
+                    thresholds=probe_tuned or None,
+                    seed=seed,
+                )
+            except UsageError as exc:
+                if about is None:
+                    raise
+                raise type(exc)(f"{exc} ({about['text']})") from None
             findings += report.findings
             outcomes += report.outcomes
             if probes_detail is None:
                 probes_detail = report.probes
                 notes += report.notes
+                outputs = report.probes["model"]["n_classes"]
+                if about and about["n_classes"] and outputs and outputs != about["n_classes"]:
+                    notes.append(
+                        f"the model outputs {outputs} classes but the target column has "
+                        f"{about['n_classes']} in the training table: check the output layer's "
+                        "size (the labels are numbered 0 to "
+                        f"{about['n_classes'] - 1} in sorted order)"
+                    )
             else:
                 probes_detail["checks"].update(report.probes["checks"])
             merged.update(report.probes["checks"])
@@ -265,7 +294,7 @@ def preflight(
         for key, title in STAGES[2:]:
             close(key, title, [], [])
     notes.append("preflight: " + "; ".join(f"{s['title']} {s['verdict']}" for s in stages))
-    if stopped is None:
+    if all(s["verdict"] == "passed" for s in stages):
         notes.append(
             "preflight passed every stage: train on the full data with a GradientMonitor, then "
             "`datavet curves` on the log"

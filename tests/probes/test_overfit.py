@@ -117,12 +117,14 @@ def test_a_loss_that_turns_nan_is_reported_with_its_step():
     assert not math.isfinite(details(r)["final_loss"])
 
 
-def test_a_model_without_trainable_parameters_is_skipped():
+def test_a_model_without_trainable_parameters_fails():
+    """A frozen model cannot learn: an error, not a skip (preflight used to say "ok")."""
     model = seed_mlp().requires_grad_(False)
     x, y, _ = seed_batch()
     r = run(model, (x, y), select="M002")
-    assert status(r, "M002") == "skipped"
-    assert "trainable" in r.outcomes[0].reason
+    assert status(r, "M002") == "failed"
+    (f,) = r.findings
+    assert "frozen" in f.message
 
 
 def test_docstring_says_it_checks_wiring_not_data():

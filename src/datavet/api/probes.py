@@ -19,6 +19,10 @@ MIN_BUDGET_S = 5.0  # a small model's budget is never below this: its steps cost
 BCE_FUNCTIONS = ("binary_cross_entropy", "binary_cross_entropy_with_logits")
 
 
+class ModelFailed(UsageError):
+    """The model or the loss raised on the batch: the user's code, not datavet's arguments."""
+
+
 def _torch():
     try:
         import torch
@@ -282,6 +286,8 @@ def probe(
     n = first_dim(inputs)
     if n is None:
         raise UsageError("the batch's inputs hold no tensor with a batch dimension")
+    if n == 0:
+        raise UsageError("the batch is empty (0 samples): pass a batch of 16-64 samples")
     if not target.ndim or target.shape[0] != n:
         raise UsageError(
             f"the target's first dimension {tuple(target.shape)} is not the batch size {n}"
@@ -321,7 +327,7 @@ def probe(
             out = ctx.forward(clone)
             loss = ctx.loss(out)
         except Exception as exc:
-            raise UsageError(
+            raise ModelFailed(
                 f"the model or loss_fn failed on the batch: {type(exc).__name__}: {exc}"
             ) from None
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -445,4 +451,4 @@ def _cost_note(cost: dict) -> str:
     return f"probe cost: {cost['seconds']:.2f} s{worth}{limit}"
 
 
-__all__ = ["class_dim", "detect_task", "probe"]
+__all__ = ["ModelFailed", "class_dim", "detect_task", "probe"]

@@ -63,6 +63,7 @@ def _parts(made, spec: str) -> dict:
 
 
 def run(args) -> int:
+    from datavet.api.probes import ModelFailed
     from datavet.output import render
     from datavet.preflight import preflight
 
@@ -82,19 +83,22 @@ def run(args) -> int:
         except Exception as exc:
             raise InputError(args.model, f"the factory raised {type(exc).__name__}: {exc}") from exc
         parts = _parts(made, args.model)
-        report = preflight(
-            parts["model"],
-            args.train,
-            args.test,
-            loss_fn=parts["loss_fn"],
-            target=args.target,
-            batch=parts.get("batch"),
-            batch_size=args.batch_size,
-            task=args.task if args.task != "auto" else parts.get("task", "auto"),
-            optimizer_factory=parts.get("optimizer_factory"),
-            fail_on=args.fail_on,
-            seed=args.seed,
-        )
+        try:
+            report = preflight(
+                parts["model"],
+                args.train,
+                args.test,
+                loss_fn=parts["loss_fn"],
+                target=args.target,
+                batch=parts.get("batch"),
+                batch_size=args.batch_size,
+                task=args.task if args.task != "auto" else parts.get("task", "auto"),
+                optimizer_factory=parts.get("optimizer_factory"),
+                fail_on=args.fail_on,
+                seed=args.seed,
+            )
+        except ModelFailed as exc:
+            raise InputError(args.model, str(exc)) from None
     text = render(report, args.format)
     if args.format == "text":
         text = text.rstrip("\n") + "\n" + stages_text(report) + "\n"

@@ -2,7 +2,7 @@
 
 The factory is a function in a Python file that returns the model, one batch and the loss:
 ``(model, batch, loss_fn)``, or a dict with the keys ``model``, ``batch``, ``loss_fn`` and
-optionally ``optimizer_factory``, ``train_step``, ``task`` and, for sequence batches,
+optionally ``optimizer_factory``, ``train_step``, ``eval_step``, ``task`` and, for sequence batches,
 ``padding_mask`` (a bool (N, T) tensor, True = padding) or ``pad_id`` (M014). Running the file
 is running your code, as ``pytest`` does: point it only at files you trust.
 """
@@ -27,6 +27,7 @@ _KEYS = (
     "loss_fn",
     "optimizer_factory",
     "train_step",
+    "eval_step",
     "task",
     "padding_mask",
     "pad_id",
@@ -157,7 +158,7 @@ def _unpack(result, spec: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from datavet.api.probes import probe
+    from datavet.api.probes import ModelFailed, probe
     from datavet.output import render
 
     source = args.target.rpartition(":")[0]
@@ -179,22 +180,26 @@ def run(args: argparse.Namespace) -> int:
                 args.target, f"the factory raised {type(exc).__name__}: {exc}"
             ) from exc
         parts = _unpack(made, args.target)
-        report = probe(
-            parts["model"],
-            parts["batch"],
-            loss_fn=parts["loss_fn"],
-            task=args.task or parts.get("task") or "auto",
-            optimizer_factory=parts.get("optimizer_factory"),
-            train_step=parts.get("train_step"),
-            select=args.select,
-            ignore=args.ignore,
-            fail_on=args.fail_on,
-            thresholds={"M002": tuned} if tuned else None,
-            seed=args.seed,
-            padding_mask=parts.get("padding_mask"),
-            pad_id=parts.get("pad_id"),
-            budget=args.budget,
-        )
+        try:
+            report = probe(
+                parts["model"],
+                parts["batch"],
+                loss_fn=parts["loss_fn"],
+                task=args.task or parts.get("task") or "auto",
+                optimizer_factory=parts.get("optimizer_factory"),
+                train_step=parts.get("train_step"),
+                eval_step=parts.get("eval_step"),
+                select=args.select,
+                ignore=args.ignore,
+                fail_on=args.fail_on,
+                thresholds={"M002": tuned} if tuned else None,
+                seed=args.seed,
+                padding_mask=parts.get("padding_mask"),
+                pad_id=parts.get("pad_id"),
+                budget=args.budget,
+            )
+        except ModelFailed as exc:
+            raise InputError(args.target, str(exc)) from None
     text = render(report, args.format, **options.text_options(args))
     if args.html:
         options.write_html(plan, args.html, report.to_html())

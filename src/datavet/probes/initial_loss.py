@@ -4,6 +4,7 @@ import math
 
 from datavet.findings import Severity
 from datavet.probes.base import Probe, ProbeContext, Skip
+from datavet.probes.double_softmax import not_log_probabilities
 from datavet.probes.nonfinite import forward_trace
 
 
@@ -88,6 +89,9 @@ class InitialLoss(Probe):
     For regression it also fires when predicting 0 costs more than ``tolerance`` times predicting
     the target's mean (``var(y)`` with MSE): an untrained model outputs about 0, so its loss
     "matches" the predicting-0 reference exactly when the target is far from standard scale.
+    When the excess is about the batch size, the message says the loss is a sum over the batch
+    (M009). A negative initial loss is skipped, and so is a loss fed outputs that are not the
+    log-probabilities it expects (``nll_loss`` on logits), which M003 reports.
 
     **Why it matters**
     A loss far above theory means the initial outputs are large and confident: unnormalised
@@ -115,6 +119,13 @@ class InitialLoss(Probe):
         loss = t["loss"]
         if not math.isfinite(loss):
             raise Skip(f"the initial loss is {loss} (see M004)")
+        if not_log_probabilities(ctx) is not None:
+            raise Skip(
+                f"the initial loss {loss:.4g} is not a cross-entropy of log-probabilities: the "
+                "output is not what the loss expects (see M003)"
+            )
+        if loss < 0:  # no ratio to a positive theory value means anything
+            raise Skip(f"the initial loss {loss:.4g} is negative")
         refs = [
             r
             for r in references(ctx, ctx.output)
@@ -168,7 +179,15 @@ class InitialLoss(Probe):
             )
             return
         self.details["headline"] = f"{loss:.4g}: {best['ratio']:.3g}x {best['formula']}"
-        if best["ratio"] > 1:
+        per_sample = best["ratio"] / ctx.batch_size
+        if best["ratio"] > 1 and ctx.batch_size > tol and 2 / 3 <= per_sample <= 1.5:
+            # the excess is the batch size: the loss adds the samples up instead of averaging
+            why = (
+                f"the ratio is about the batch size ({ctx.batch_size}), so the loss is most "
+                "likely a sum over the batch (reduction='sum'), not a mean (see M009)"
+            )
+            hint = "use reduction='mean' (or divide the summed loss by the batch size)"
+        elif best["ratio"] > 1:
             why = (
                 "the untrained model's outputs are too large or confident: standardise the "
                 "inputs (and regression targets), initialise the last layer smaller"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from datavet.findings import Severity
 from datavet.probes.base import Probe, ProbeContext, Skip
@@ -37,8 +38,6 @@ class _Run:
         self.model = ctx.copy(train=True)
         self.named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
         self.params = [p for _, p in self.named]
-        if not self.params:
-            raise Skip("the model has no trainable parameter")
         self.before = [p.detach().clone() for p in self.params]
         self.master = None
         low = any(str(p.dtype).replace("torch.", "") in LOW_PRECISION for p in self.params)
@@ -56,6 +55,7 @@ class _Run:
         self.bad_step: int | None = None
         self.steps = 0
         self.no_grad: list[str] | None = None  # parameters the first backward gave no gradient
+        self.detached = False  # the loss did not require grad: no trainable parameter reaches it
 
     def _record_grads(self) -> None:
         if self.no_grad is None:
@@ -83,7 +83,8 @@ class _Run:
                 self.bad_step = self.steps
                 return
             if not loss.requires_grad:
-                raise Skip("the loss does not require grad: no trainable parameter reaches it")
+                self.detached = True
+                return
             if self.master is None:
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -149,6 +150,41 @@ def loss_floor(ctx: ProbeContext, output, steps: int = 300) -> float | None:
     return max(best, 0.0) if math.isfinite(best) else None
 
 
+def broadcast_mismatch(ctx: ProbeContext) -> dict | None:
+    """The output and the target differ in shape but not in size, and the loss broadcasts them:
+    its value changes when the target takes the output's shape ((N, 1) against (N,) compares
+    every output with every target). None when the shapes agree or the loss does not care."""
+    import torch
+
+    out, y = ctx.output, ctx.target
+    if (
+        not isinstance(out, torch.Tensor)
+        or not out.is_floating_point()
+        or out.shape == y.shape
+        or out.numel() != y.numel()
+    ):
+        return None
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's "target size different to input size"
+            given = float(ctx.loss(out))
+            reshaped = float(ctx.loss(out, y.reshape(out.shape)))
+            paired = tuple(torch.broadcast_shapes(out.shape, y.shape))
+    except Exception:  # the loss refuses one of the two: it does not broadcast silently
+        return None
+    if not (math.isfinite(given) and math.isfinite(reshaped)) or math.isclose(
+        given, reshaped, rel_tol=1e-4, abs_tol=1e-8
+    ):
+        return None
+    return {
+        "output_shape": tuple(out.shape),
+        "target_shape": tuple(y.shape),
+        "broadcast_shape": paired,
+        "loss": given,
+        "loss_reshaped": reshaped,
+    }
+
+
 def linear_baseline(ctx: ProbeContext, output, steps: int) -> float | None:
     """The lowest loss a linear map from the flattened inputs to the output reaches on the batch
     (Adam at two learning rates); None for non-float inputs or a huge map."""
@@ -212,6 +248,13 @@ class OverfitBatch(Probe):
     the entropy of the smoothed labels with label smoothing. For example, a healthy 5-class MLP
     goes from 1.663 to 0.0003 in 300 steps; the same model with a second softmax stalls at 0.9674.
 
+    Three errors need no training run: a model with no trainable parameter (none at all, or all
+    frozen); an output and a target of different shapes that the loss broadcasts (its value
+    changes when the target takes the output's shape: ``mse_loss`` on an ``(N, 1)`` output and
+    an ``(N,)`` target compares every output with every target, and its "floor" is ``var(y)``);
+    and a loss that does not require a gradient (no trainable weight reaches it). A loss that
+    starts below 0 is trained and judged like any other; only an initial loss of 0 is skipped.
+
     When the default recipe does not get there, the probe gathers evidence before it speaks:
     parameters that never changed (named: a detached or frozen path is conclusive); a short
     learning-rate sweep with Adam (``lr`` x 0.1, 0.3, 3; your optimizer's run is the first
@@ -266,6 +309,13 @@ class OverfitBatch(Probe):
             steps = max(MIN_STEPS, int(left / 1.2))
         lr = float(self.options["lr"])
         max_ratio = float(self.options["max_ratio"])
+        if not any(p.requires_grad for p in ctx.model.parameters()):
+            yield self._untrainable(ctx)
+            return
+        shapes = broadcast_mismatch(ctx)
+        if shapes is not None:
+            yield self._broadcast(shapes)
+            return
         with ctx.isolated():
             user = ctx.optimizer_factory is not None
             main = _Run(ctx, lr=None if user else lr, label=f"Adam, lr {lr:g}")
@@ -300,7 +350,19 @@ class OverfitBatch(Probe):
         }
         if steps < asked:
             self.details["budget_note"] = f"trimmed from {asked} to {steps} steps by the budget"
-        if main.bad_step is None and first <= 1e-12:
+        if main.detached:
+            self.details["headline"] = "the loss does not depend on any trainable parameter"
+            yield self.finding(
+                f"The loss ({first:.4g}) does not require a gradient: no trainable parameter "
+                "reaches it, so training changes nothing. The output is computed under "
+                "torch.no_grad(), detached, or built from frozen parts only.",
+                metrics={"initial_loss": first},
+                hint="remove the .detach()/torch.no_grad()/.data between the weights and the "
+                "loss; requires_grad_(True) on the parts you mean to train",
+            )
+            return
+        # a negative loss is not "already at the floor": it is trained and judged like any other
+        if main.bad_step is None and 0 <= first <= 1e-12:
             raise Skip(f"the initial loss is already {first:.3g}")
 
         def target(start: float) -> float:
@@ -311,7 +373,7 @@ class OverfitBatch(Probe):
             f"{first:.4g} -> {last} at step {main.bad_step}"
             if main.bad_step is not None
             else f"{first:.4g} -> {last:.4g} in {steps} steps"
-            + (f" (floor {floor:.4g})" if floor > 1e-3 * first else "")
+            + (f" (floor {floor:.4g})" if floor > 1e-3 * abs(first) else "")
         )
         if fits:
             return
@@ -336,7 +398,7 @@ class OverfitBatch(Probe):
                 f"brought the loss from {first:.4g} to {last:.4g} ({ratio:.0%} of the start; it "
                 + (
                     f"must fall below {max_ratio:.0%})."
-                    if floor <= 1e-3 * first
+                    if floor <= 1e-3 * abs(first)
                     else f"must close {1 - max_ratio:.0%} of the gap to the loss's floor "
                     f"{floor:.4g})."
                 )
@@ -365,6 +427,40 @@ class OverfitBatch(Probe):
             )
             return
         yield from self._evidence(ctx, main, what, metrics, target, floor, steps, lr)
+
+    def _untrainable(self, ctx: ProbeContext):
+        params = list(ctx.model.parameters())
+        if params:
+            weights = sum(p.numel() for p in params)
+            what = (
+                f"None of the model's {len(params)} parameter tensor(s) ({weights:,} weights) "
+                "has requires_grad=True: the whole model is frozen (a requires_grad_(False) "
+                "or a backbone freeze with nothing left to train)"
+            )
+        else:
+            what = f"The model ({type(ctx.model).__name__}) has no parameter at all"
+        self.details = {"trainable_parameters": 0, "headline": "no trainable parameter"}
+        return self.finding(
+            f"{what}, so no optimizer step can change it and the loss cannot fall: "
+            "there is nothing to overfit the batch with.",
+            metrics={"parameters": len(params), "trainable_parameters": 0},
+            hint="model.requires_grad_(True) on the parts you mean to train, and pass them to "
+            "the optimizer",
+        )
+
+    def _broadcast(self, shapes: dict):
+        out, y, pair = shapes["output_shape"], shapes["target_shape"], shapes["broadcast_shape"]
+        self.details = {**shapes, "headline": f"output {out} vs target {y}: the loss broadcasts"}
+        return self.finding(
+            f"The model's output {out} and the target {y} have different shapes and the loss "
+            f"broadcasts them to {pair}: it compares every output with every target, so the "
+            "model can at best learn the target's mean, and overfitting the batch cannot work. "
+            f"The loss is {shapes['loss']:.4g} as given and {shapes['loss_reshaped']:.4g} with "
+            "the target reshaped to the output's shape.",
+            metrics={"loss": shapes["loss"], "loss_reshaped": shapes["loss_reshaped"]},
+            hint="make the shapes equal before the loss: loss_fn(output, target.view_as(output)), "
+            "or squeeze the extra dimension of size 1",
+        )
 
     def _evidence(self, ctx, main, what, metrics, target, floor, steps, lr):
         """The default recipe did not fit: sweep the lr, extend a falling run, compare with a
