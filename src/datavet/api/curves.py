@@ -55,6 +55,7 @@ def diagnose_curves(
     log,
     *,
     columns: Mapping[str, str] | Iterable[str] | None = None,
+    run: str | None = None,
     classes: int | None = None,
     prior=None,
     select: str | Iterable[str] | None = None,
@@ -75,6 +76,9 @@ def diagnose_curves(
         grad_norm, lr, train_metric (train_acc), val_metric (val_acc).
     columns : mapping or list of "CANONICAL=NAME", optional
         Names datavet does not recognise: ``{"train_loss": "nll", "step": "it"}``.
+    run : str, optional
+        The run to diagnose in a log of several runs (a ``run``, ``run_id``, ``name`` or
+        ``experiment`` column); such a log is refused without it.
     classes : int, optional
         The number of classes: the no-learning loss is ln C (C004 needs this or ``prior``).
     prior : sequence or str, optional
@@ -104,7 +108,7 @@ def diagnose_curves(
     [('C002', 100.0)]
     """
     started = time.perf_counter()
-    curve_log = read_curves(log, columns=columns)
+    curve_log = read_curves(log, columns=columns, run=run)
     classes = _classes(classes)
     prior = parse_prior(prior)
     if classes is not None and prior is not None and len(prior) != classes:

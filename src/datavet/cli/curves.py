@@ -27,6 +27,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="map a log column: step, epoch, train_loss, val_loss, grad_norm, lr, "
         "train_metric, val_metric (e.g. --column train_loss=nll); repeatable",
     )
+    p.add_argument(
+        "--run",
+        metavar="NAME",
+        help="the run to diagnose, in a log of several (a run, run_id, name or experiment column)",
+    )
     p.add_argument("--classes", type=int, metavar="C", help="number of classes (ln C for C004)")
     p.add_argument(
         "--prior",
@@ -49,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     report = diagnose_curves(
         args.log,
         columns=args.column,
+        run=args.run,
         classes=args.classes,
         prior=args.prior,
         select=args.select,

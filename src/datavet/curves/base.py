@@ -133,6 +133,24 @@ class CurveContext:
 
         return self.cached("nonfinite", compute)
 
+    def recovered(self, name: str) -> bool:
+        """Whether the run got over the NaN/inf values of the loss ``name``: at least C001's
+        ``lookback`` (20) values follow the last one, and the first of them sit no higher than
+        the highest of the ``lookback`` values before the first one (the loss picks up where it
+        left off). Skipped or guarded steps do this: mixed-precision loss scaling, ``if not
+        torch.isfinite(loss): continue``."""
+
+        def compute():
+            _, values = self.points(name)
+            bad = np.flatnonzero(~np.isfinite(values))
+            lookback = int(self.options.get("C001", {}).get("lookback", 20))
+            if not len(bad) or bad[0] == 0 or len(values) - 1 - bad[-1] < lookback:
+                return False
+            before = values[: bad[0]][-lookback:]
+            return signals.level(values[bad[-1] + 1 :][:5]) <= float(np.max(before))
+
+        return self.cached(f"recovered:{name}", compute)
+
     def divergence(self) -> tuple[str, np.ndarray, np.ndarray, signals.Divergence] | None:
         """The primary loss's first sustained rise (C002's thresholds), with its series."""
 
@@ -142,7 +160,18 @@ class CurveContext:
             except Skip:
                 return None
             steps, values = self.points(name)
+            if self.recovered(name):  # isolated NaN/inf steps: the climb reads the rest
+                keep = np.isfinite(values)
+                steps, values = steps[keep], values[keep]
             opts = self.options.get("C002", {})
+            fin = values[np.isfinite(values)]
+            if len(fin) and fin.min() <= 0:  # no ratio to a level: differences in its descent
+                d = signals.rise_from_best(
+                    values,
+                    window=int(opts.get("window", 10)),
+                    share=opts.get("rise_share", 0.5),
+                )
+                return None if d is None else (name, steps, values, d)
             climb = signals.divergence(
                 values,
                 factor=opts.get("factor", 2.0),
@@ -193,9 +222,14 @@ class CurveContext:
 
     def end_step(self) -> float:
         """Where the readable part of the run ends: the first non-finite loss or the divergence
-        onset, whichever comes first (inf when neither). The rules about learning, plateaus,
+        onset, whichever comes first (inf when neither); NaN/inf losses the run recovered from
+        (:meth:`recovered`) do not end it. The rules about learning, plateaus,
         generalisation and spikes read only the steps before it."""
-        ends = [s for k, (s, _) in self.first_nonfinite().items() if k != "grad_norm"]
+        ends = [
+            s
+            for k, (s, _) in self.first_nonfinite().items()
+            if k != "grad_norm" and not self.recovered(k)
+        ]
         div = self.divergence()
         if div is not None:
             name, steps, _, d = div

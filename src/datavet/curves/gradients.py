@@ -16,9 +16,9 @@ class GradientSpikes(CurveRule):
     **What it checks**
     The global gradient norm, step by step, before any divergence or NaN (those are C002 and
     C001, which mention the spikes that led to them). A step is a spike when its norm is above
-    ``factor`` (5) x the median of the last ``window`` (50) normal values, once ``min_history``
-    (10) are known; spikes are left out of the history. This is the classic
-    spike rule, and the one ``datavet.GradientMonitor`` applies during training.
+    ``factor`` ({factor:g}) x the median of the last ``window`` ({window}) normal values, once
+    ``min_history`` ({min_history}) are known; spikes are left out of the history. This is the
+    classic spike rule, and the one ``datavet.GradientMonitor`` applies during training.
 
     **Why it matters**
     Divergence shows in the gradient norm before the loss, and a long log is
@@ -91,3 +91,7 @@ class GradientSpikes(CurveRule):
         )
         for a in at[:50]:
             self.mark("grad_norm", a, "spike")
+
+
+# the thresholds are GradientMonitor's (M011): the text reads them, so it cannot drift from them
+GradientSpikes.__doc__ = GradientSpikes.__doc__.format(**GradientSpikes.thresholds)

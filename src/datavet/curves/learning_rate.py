@@ -69,6 +69,14 @@ class LossDivergence(CurveRule):
     (smoothed over 2 x ``window`` + 1 values) never gets more than ``max_progress`` (25%) below
     its start. Its onset is the first value more than ``start_margin`` (25%) above the start.
 
+    A loss that takes values <= 0 (a Gaussian NLL, a normalising flow, a negative ELBO) has no
+    ratio to a level, so neither test applies; its unit is what it learned: the descent from
+    its start to its lowest level (smoothed over 2 x ``window`` + 1 values). A divergence is a
+    rise from that lowest level by at least ``rise_share`` (half) of the descent (and three
+    robust standard deviations of the step-to-step noise) that never falls back below half that
+    rise. Its onset is where the loss turned: the lowest value in the ``window`` steps up to the
+    last one within the noise of the lowest level.
+
     **Why it matters**
     A learning rate that is too high makes the loss swing or climb; a climb that does not come
     back has destroyed what was learned, and everything after the onset is wasted compute. The
@@ -93,6 +101,7 @@ class LossDivergence(CurveRule):
         "min_high": 2,
         "max_progress": 0.25,
         "start_margin": 0.25,
+        "rise_share": 0.5,
     }
     causes = (
         ("data", "a block of bad samples or a new data shard at the onset step (V002, F003)"),
@@ -115,6 +124,8 @@ class LossDivergence(CurveRule):
         peak_step = float(steps[d.peak])
         if d.nonfinite is not None:
             end = f"turned {fmt(d.peak_value)} at {ctx.at(peak_step)}"
+        elif d.kind == "rise":
+            end = f"reached {fmt(d.peak_value)} at {ctx.at(peak_step)}"
         else:
             end = (
                 f"reached {fmt(d.peak_value)} ({fmt(d.peak_value / d.reference)}x) at {ctx.unit} "
@@ -132,6 +143,17 @@ class LossDivergence(CurveRule):
                         "predicting the prior"
                     )
                 end += ")"
+        elif d.kind == "rise":
+            against = f"its lowest level of {fmt(d.reference)}"
+            end += (
+                f" without coming back: a rise of {fmt(d.peak_value - d.reference)}, "
+                f"{fmt((d.peak_value - d.reference) / d.end_level)}x the {fmt(d.end_level)} it "
+                "had fallen from its start (the loss takes values <= 0, so the rise is measured "
+                "against that descent, not as a ratio)"
+                if d.nonfinite is None
+                else " (the loss takes values <= 0: the rise is measured against its descent "
+                f"of {fmt(d.end_level)}, not as a ratio)"
+            )
         else:
             against = f"a recent level of {fmt(d.reference)}"
             end += " without coming back"
@@ -154,6 +176,8 @@ class LossDivergence(CurveRule):
             "peak": d.peak_value,
             "no_recovery": 1.0 if d.kind == "no_recovery" else 0.0,
         }
+        if d.kind == "rise":
+            metrics["descent"] = d.end_level
         yield self.finding(
             f"The {_NAMES[name]} ({col}) diverges: it began climbing at {ctx.unit} "
             f"{step_text(onset)} ({fmt(float(values[d.onset]))}, against {against})"

@@ -27,7 +27,10 @@ class NonFiniteLoss(CurveRule):
     that began earlier, and a learning rate ``lr_jump`` (10) times the highest used until
     ``lookback`` steps before (a jump, not a warm-up ramp). A non-finite
     gradient norm followed by finite losses and finite norms again is what mixed-precision loss
-    scaling does when it skips a step; it is reported as a warning, not an error.
+    scaling does when it skips a step; it is reported as a warning, not an error. So is a NaN/inf
+    loss the run recovered from: at least ``lookback`` finite values follow the last one, and
+    the first of them sit no higher than the highest of the ``lookback`` values before the first
+    one (skipped or guarded steps; the other rules then read past them).
 
     **Why it matters**
     After the first NaN every later number in the log is noise: the weights are NaN. What happened
@@ -61,6 +64,12 @@ class NonFiniteLoss(CurveRule):
         first = ctx.first_nonfinite()
         if not first:
             return
+        recovered = [k for k in first if k != "grad_norm" and ctx.recovered(k)]
+        if recovered and not any(k != "grad_norm" and k not in recovered for k in first):
+            if "grad_norm" not in first or np.isfinite(ctx.points("grad_norm")[1][-1]):
+                yield self._recovered(ctx, recovered)
+                return
+        first = {k: v for k, v in first.items() if k not in recovered}
         losses = {k: v for k, v in first.items() if k != "grad_norm"}
         series, (step, value) = min(first.items(), key=lambda kv: (kv[1][0], kv[0] != "grad_norm"))
         word = "NaN" if np.isnan(value) else fmt(value)
@@ -129,6 +138,36 @@ class NonFiniteLoss(CurveRule):
             + ("; lower the lr or clip gradients" if spike or div else ""),
         )
         self.mark(series, step, f"first {word}")
+
+    def _recovered(self, ctx: CurveContext, names: list[str]):
+        """The warning for NaN/inf losses the run got over (:meth:`CurveContext.recovered`)."""
+        parts, cols, bad_steps = [], [], []
+        for name in names:
+            steps, values = ctx.points(name)
+            bad = ~np.isfinite(values)
+            parts.append(
+                f"the {_NAMES[name]} ({ctx.column(name)}) is NaN/inf at {int(bad.sum())} "
+                f"isolated {ctx.unit}(s), first at {ctx.at(float(steps[bad][0]))}"
+            )
+            cols.append(ctx.column(name))
+            bad_steps.extend(float(x) for x in steps[bad])
+            self.mark(name, float(steps[bad][0]), "non-finite, recovered")
+        bad_steps.sort()
+        text = "; ".join(parts)
+        return self.finding(
+            text[0].upper() + text[1:] + ", but the run recovered: the loss is finite "
+            f"for at least {int(self.options['lookback'])} {ctx.unit}s after the last one and "
+            "picks up where it left off. Skipped or guarded steps (mixed-precision loss "
+            "scaling, an `if not torch.isfinite(loss)` guard) do this; if nothing in your loop "
+            "skips steps, those batches hold a bad value.",
+            severity=Severity.WARNING,
+            columns=tuple(cols),
+            n_affected=len(bad_steps),
+            examples=ctx.example(bad_steps),
+            metrics={"step": bad_steps[0], "nonfinite_steps": len(bad_steps)},
+            hint="with a GradScaler or a NaN guard this is normal in moderation; otherwise run "
+            "datavet probe (M004) on the batch of that step",
+        )
 
     def _lr_jump(self, ctx: CurveContext, step: float) -> str | None:
         """The learning rate at ``step`` against the highest one in use until ``lookback`` rows

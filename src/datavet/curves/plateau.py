@@ -167,6 +167,19 @@ class NoLearningPlateau(CurveRule):
         self.mark(name, since, f"at {why}")
 
 
+def _levelled_off(values: np.ndarray) -> bool:
+    """Whether the loss fell and then levelled off: the drop from the first third of the run to
+    the second is above the noise (three standard errors of the difference of two medians) and
+    the last third moved less than a quarter of that drop. A learning rate too small leaves the
+    loss falling at its slow rate to the end; vanishing gradients leave it flat from the start."""
+    thirds = np.array_split(values, 3)
+    a, b, c = (signals.level(t) for t in thirds)
+    noise = signals.mad(np.diff(values)) / np.sqrt(2)
+    se = 1.25 * noise / np.sqrt(len(thirds[-1]))  # of the median of a third
+    drop = a - b
+    return drop > 3 * np.sqrt(2) * se and abs(b - c) < 0.25 * drop
+
+
 class LossBarelyMoves(CurveRule):
     """The loss barely moves from where it started: a learning rate too small, or gradients that
     vanish before they reach the weights.
@@ -174,8 +187,12 @@ class LossBarelyMoves(CurveRule):
     **What it checks**
     The readable part of the training loss (before any divergence or NaN), with at least
     ``min_points`` (20) values: its level over the last 10% of the run against its first five
-    values.
-    It barely moves when it fell less than ``min_decrease`` (10%). The message adds what the log
+    values (over whole cycles when the loss cycles, as C003 reads it).
+    It barely moves when it fell less than ``min_decrease`` (10%). Two such runs are left alone,
+    since neither cause fits them: a loss that fell measurably over the first third of the run
+    and then levelled off (the last third moved less than a quarter of that drop: a converged
+    or fine-tuned run), and a loss that started below half the no-learning level
+    (``--classes``/``--prior``: a resumed or fine-tuned run). The message adds what the log
     says about the two usual causes: the learning rate, and the gradient norm (tiny norms point
     at vanishing gradients; normal norms with a tiny learning rate at the learning rate).
 
@@ -212,13 +229,24 @@ class LossBarelyMoves(CurveRule):
         o = self.options
         if len(values) < o["min_points"]:
             raise Skip(f"fewer than {int(o['min_points'])} readable {name} values")
-        start = signals.level(values[:5])  # where it started, not the first 10%: a loss that
-        _, end = signals.head_tail(values)  # fell fast and then stalled has moved
+        # where it started, not the first 10%: a loss that fell fast and then stalled has moved;
+        # a loss that cycles (C003) is read over whole cycles, not from one phase of them
+        c003 = ctx.options.get("C003", {})
+        r, lag = signals.periodicity(values, int(c003.get("max_period", 10)))
+        cycle = lag if r >= c003.get("min_periodicity", 0.5) else 1
+        k = max(5, int(round(0.1 * len(values))))
+        start = signals.level(values[: -(-5 // cycle) * cycle])
+        end = signals.level(values[-(-k // cycle) * cycle :])
         if not start > 0:
             return
         decrease = (start - end) / start
         if decrease >= o["min_decrease"]:
             return
+        ref = ctx.no_learning_level
+        if ref is not None and start < 0.5 * ref[0]:
+            return  # it started far below the no-learning level: a resumed or fine-tuned run
+        if _levelled_off(values):
+            return  # it fell and then converged: the optimizer moves it
         col = ctx.column(name)
         notes = []
         metrics = {"start": start, "end": end, "decrease": decrease}
@@ -239,15 +267,10 @@ class LossBarelyMoves(CurveRule):
         jump = _jump(ctx, steps, values, start)
         if jump:
             notes.append(jump)
-        ref = ctx.no_learning_level
-        if ref is not None and start < 0.5 * ref[0]:
-            notes.append(
-                f"it started well below {ref[1]} ({fmt(ref[0])}): a resumed or fine-tuned run "
-                "may have little left to learn"
-            )
+        change = f"{decrease:.1%} lower" if decrease >= 0 else f"rose {-decrease:.1%}"
         yield self.finding(
             f"The {_NAMES[name]} ({col}) barely moves: from {fmt(start)} to {fmt(end)} "
-            f"({decrease:.1%} lower) over {ctx.unit}s {step_text(float(steps[0]))}-"
+            f"({change}) over {ctx.unit}s {step_text(float(steps[0]))}-"
             f"{step_text(float(steps[-1]))}" + (f"; {'; '.join(notes)}" if notes else "") + ".",
             columns=(col,),
             examples=ctx.example([float(steps[0])]),

@@ -28,18 +28,38 @@ def _read_text(path: Path) -> str:
     try:
         return read_bounded(path, MAX_LOG_BYTES).decode("utf-8-sig")
     except TooLarge as exc:
-        raise InputError(str(path), f"{exc}: not a training log (CSV, TSV or JSON lines)") from None
+        kind = _binary_kind(path) or f"{exc}: not a training log (CSV, TSV or JSON lines)"
+        raise InputError(str(path), kind) from None
     except FileNotFoundError:
         raise InputError(str(path), "no such file") from None
     except IsADirectoryError:
         raise InputError(str(path), "is a directory, not a training log") from None
     except UnicodeDecodeError:
-        raise InputError(str(path), "is not UTF-8 text (CSV, TSV or JSON lines)") from None
+        kind = _binary_kind(path) or "is not UTF-8 text (CSV, TSV or JSON lines)"
+        raise InputError(str(path), kind) from None
     except OSError as exc:
         raise InputError(str(path), exc.strerror or str(exc)) from None
 
 
-def _records_from_file(path: Path) -> tuple[list[str], dict[str, list], str]:
+def _binary_kind(path: Path) -> str | None:
+    """What a binary file that is no text log probably is, and what to do with it."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(2)
+    except OSError:
+        magic = b""
+    if magic == b"\x1f\x8b":
+        return "is gzip-compressed: decompress it first (gunzip)"
+    if "tfevents" in path.name:
+        return (
+            "is a TensorBoard event file: export its scalars to CSV (TensorBoard's download "
+            "button, or tensorboard.backend.event_processing.EventAccumulator)"
+        )
+    return None
+
+
+def _records_from_file(path: Path, notes: list[str]) -> tuple[list[str], dict[str, list], str]:
+    """Column names, cells and format of a log file; what was left out goes to ``notes``."""
     text = _read_text(path)
     src = str(path)
     if not text.strip():
@@ -61,12 +81,18 @@ def _records_from_file(path: Path) -> tuple[list[str], dict[str, list], str]:
         return names, cells, "json"
     if head == "{" or suffix in (".jsonl", ".ndjson"):
         records = []
-        for lineno, line in enumerate(text.splitlines(), 1):
+        lines = text.splitlines()
+        # an unterminated last line: a run still writing, or killed mid-line
+        cut = len(lines) if not text.endswith(("\n", "\r")) else 0
+        for lineno, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
+                if lineno == cut and records:
+                    notes.append(f"the last line ({lineno}) is cut off ({exc.msg}): left out")
+                    break
                 raise InputError(src, f"line {lineno} is not JSON ({exc.msg})") from None
             except RecursionError:
                 record = _TOO_DEEP
@@ -92,9 +118,15 @@ def _records_from_file(path: Path) -> tuple[list[str], dict[str, list], str]:
     if dup:
         raise InputError(src, f"repeats the column name(s) {', '.join(map(repr, dup))}")
     cells: dict[str, list] = {h: [] for h in header}
-    for lineno, row in enumerate(reader, 2):
-        if not row or not any(c.strip() for c in row):
-            continue
+    rows = [(lineno, row) for lineno, row in enumerate(reader, 2) if any(c.strip() for c in row)]
+    if rows and len(rows[-1][1]) < len(header) and not text.endswith(("\n", "\r")):
+        # a run still writing, or killed mid-row: its last row is cut off
+        notes.append(
+            f"the last row (line {rows[-1][0]}) is cut off ({len(rows[-1][1])} of "
+            f"{len(header)} fields): left out"
+        )
+        rows.pop()
+    for lineno, row in rows:
         if len(row) > len(header):
             raise InputError(src, f"line {lineno} has {len(row)} fields, the header {len(header)}")
         for i, h in enumerate(header):
@@ -111,14 +143,22 @@ def _monitor_records(payload: Mapping, source: str) -> list:
         payload = probes["monitor"]
     if isinstance(payload.get("curve"), list):
         return monitor_records(payload)
+    if isinstance(payload.get("log_history"), list):  # a Hugging Face trainer_state.json
+        # the closing summary (train_runtime, the run's mean train_loss) is no step of the run
+        return [r for r in payload["log_history"] if not _is_summary(r)]
     for key in ("history", "records", "log", "rows"):
         if isinstance(payload.get(key), list):
             return payload[key]
     raise InputError(
         source,
         "is a JSON object without a list of records (expected a list, JSON lines, a "
-        "GradientMonitor's to_dict() or a datavet report of one)",
+        "GradientMonitor's to_dict(), a datavet report of one, or a Hugging Face "
+        "trainer_state.json)",
     )
+
+
+def _is_summary(record) -> bool:
+    return isinstance(record, Mapping) and "train_runtime" in record
 
 
 def monitor_records(saved: Mapping) -> list[dict]:

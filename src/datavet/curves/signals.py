@@ -91,9 +91,11 @@ class Divergence:
     peak_value: float
     nonfinite: int | None  # first non-finite position after onset, if any
     # "climb": rose over its recent level and stayed up; "no_recovery": rose over its starting
-    # level (a run too hot from its first updates) and never got back below it
+    # level (a run too hot from its first updates) and never got back below it; "rise": a loss
+    # that takes values <= 0 rose from its lowest level (reference) by a share of its descent
     kind: str = "climb"
-    end_level: float = math.nan  # the level of the last values (no_recovery), for the message
+    # no_recovery: the level of the last values; rise: the descent before it (the unit)
+    end_level: float = math.nan
 
 
 def divergence(
@@ -238,6 +240,55 @@ def blowup(
         peak, peak_value = onset + k, float(readable[onset + k])
     tail = readable[-max(5, len(readable) // 10) :]
     return Divergence(detect, onset, start, peak, peak_value, first_bad, "no_recovery", level(tail))
+
+
+def rise_from_best(
+    values: np.ndarray, *, window: int = 10, share: float = 0.5
+) -> Divergence | None:
+    """The divergence of a loss that takes values <= 0 (a Gaussian NLL, a flow, a negative
+    ELBO), where a ratio to a level means nothing: differences in units of what the run
+    learned.
+
+    The loss is smoothed over ``2 * window + 1`` values; its descent is the starting level (the
+    median of the first five values) less the lowest smoothed level. A divergence is a rise of
+    the smoothed loss from that lowest level by at least ``share`` of the descent (and three
+    robust standard deviations of the step-to-step noise) that never falls back below half that
+    rise, over at least ``window`` values or up to a NaN/inf. The onset is the lowest value in
+    the ``window`` values up to the last step where the smoothed loss was within that noise of
+    its lowest level. A run that never fell measurably gives no unit, and no finding.
+    """
+    v = np.asarray(values, float)
+    bad = np.flatnonzero(~np.isfinite(v))
+    first_bad = int(bad[0]) if len(bad) else None
+    readable = v[:first_bad] if first_bad is not None else v
+    if len(readable) < 2 * window + 1:
+        return None
+    smooth = rolling_median(readable, 2 * window + 1)
+    noise = mad(np.diff(readable)) / math.sqrt(2)
+    b = int(np.argmin(smooth))
+    best = float(smooth[b])
+    descent = level(readable[:5]) - best
+    if not descent > 3 * noise:
+        return None
+    need = max(share * descent, 3 * noise)
+    high = np.flatnonzero(smooth[b:] >= best + need)
+    if not len(high):
+        return None
+    detect = b + int(high[0])
+    if np.any(smooth[detect:] < best + need / 2):
+        return None  # it came back
+    if first_bad is None and len(readable) - detect < window:
+        return None  # too little of the run after the rise to say it stayed up
+    near = b + int(np.flatnonzero(smooth[b : detect + 1] <= best + 3 * noise)[-1])
+    # the smoothing rounds the turn: the lowest raw value in the window before it is the turn
+    lo = max(b, near - window)
+    onset = lo + int(np.argmin(readable[lo : near + 1]))
+    if first_bad is not None:
+        peak, peak_value = first_bad, float(v[first_bad])
+    else:
+        k = int(np.argmax(readable[onset:]))
+        peak, peak_value = onset + k, float(readable[onset + k])
+    return Divergence(detect, onset, best, peak, peak_value, first_bad, "rise", descent)
 
 
 def blocks(values: np.ndarray, n_blocks: int) -> np.ndarray:

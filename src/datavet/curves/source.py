@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from datavet.curves.cells import _EMPTY, _VALUE, DENSE, _numeric, _Parsed, _table
+from datavet.curves.cells import _EMPTY, _VALUE, DENSE, _Absent, _numeric, _Parsed, _table
 from datavet.curves.readers import (  # noqa: F401 (monitor_records: re-exported)
     _frame_cells,
     _records_from_file,
@@ -118,6 +118,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "test_accuracy",
     ),
 }
+
+
+# A column that tells runs apart: an export of several runs (W&B, a pandas concat) in one file.
+RUN_COLUMNS = ("run", "run_id", "run_name", "name", "experiment", "experiment_name", "exp_name")
 
 
 def _norm(name: str) -> str:
@@ -234,7 +238,12 @@ def parse_columns(items: Iterable[str] | Mapping[str, str] | None) -> dict[str, 
     return out
 
 
-def read_curves(log: Any, *, columns: Mapping[str, str] | Iterable[str] | None = None) -> CurveLog:
+def read_curves(
+    log: Any,
+    *,
+    columns: Mapping[str, str] | Iterable[str] | None = None,
+    run: str | None = None,
+) -> CurveLog:
     """Read a training log.
 
     Parameters
@@ -246,6 +255,10 @@ def read_curves(log: Any, *, columns: Mapping[str, str] | Iterable[str] | None =
         ``{canonical: name in the log}`` for names datavet does not recognise, e.g.
         ``{"train_loss": "nll", "step": "it"}``. Canonical names: step, epoch, train_loss,
         val_loss, grad_norm, lr, train_metric, val_metric.
+    run : str, optional
+        The run to read from a log of several runs (a ``run``, ``run_id``, ``name`` or
+        ``experiment`` column): the rows whose run column holds this value. A log of several
+        runs is refused without it, since their steps would be spliced into one curve.
 
     Returns
     -------
@@ -262,9 +275,10 @@ def read_curves(log: Any, *, columns: Mapping[str, str] | Iterable[str] | None =
     if isinstance(log, CurveLog):
         return log
     mapping = parse_columns(columns)
+    notes: list[str] = []
     if isinstance(log, (str, Path)):
         path = Path(log)
-        names, cells, fmt = _records_from_file(path)
+        names, cells, fmt = _records_from_file(path, notes)
         source = str(log)
     elif hasattr(log, "columns") and hasattr(log, "dtypes"):  # a pandas DataFrame
         names, cells = _frame_cells(log)
@@ -281,7 +295,47 @@ def read_curves(log: Any, *, columns: Mapping[str, str] | Iterable[str] | None =
             )
         names, cells = _table(records, "<monitor>")
         fmt, source = "monitor", f"<{type(log).__name__}>"
-    return _build(names, cells, mapping, source=source, fmt=fmt)
+    cells = _one_run(names, cells, mapping, run, source, notes)
+    return _build(names, cells, mapping, source=source, fmt=fmt, notes=notes)
+
+
+def _run_label(cell) -> str | None:
+    if cell is None or cell is _Absent or (isinstance(cell, float) and cell != cell):
+        return None
+    if isinstance(cell, float) and cell == int(cell):
+        return str(int(cell))
+    return str(cell).strip() or None
+
+
+def _one_run(names, cells, mapping, run, source: str, notes: list[str]) -> dict:
+    """The cells of one run: a log of several (a run column with two or more values) is refused
+    unless ``run`` names one."""
+    col = next((n for n in names if _norm(n) in RUN_COLUMNS and n not in mapping.values()), None)
+    if col is None:
+        if run is not None:
+            raise UsageError(f"--run {run}: {source} has no run column ({', '.join(RUN_COLUMNS)})")
+        return cells
+    raw = cells[col]
+    labels = [_run_label(c) for c in (raw.values.tolist() if isinstance(raw, _Parsed) else raw)]
+    runs = list(dict.fromkeys(x for x in labels if x is not None))
+    shown = ", ".join(repr(r) for r in runs[:5]) + (", ..." if len(runs) > 5 else "")
+    if run is None:
+        if len(runs) > 1:
+            raise InputError(
+                source,
+                f"holds {len(runs)} runs in its {col!r} column ({shown}): their steps would "
+                "be spliced into one curve; diagnose one at a time with --run NAME (run= in "
+                "Python)",
+            )
+        return cells
+    if str(run) not in runs:
+        raise InputError(source, f"has no run {str(run)!r} in its {col!r} column ({shown})")
+    keep = np.array([x == str(run) for x in labels])
+    notes.append(f"run {str(run)!r}: {int(keep.sum())} of {len(keep)} rows ({col!r} column)")
+    return {
+        n: _Parsed(c.values[keep]) if isinstance(c, _Parsed) else [x for x, k in zip(c, keep) if k]
+        for n, c in cells.items()
+    }
 
 
 def _resolve(names: list[str], mapping: Mapping[str, str], source: str) -> dict[str, str]:
@@ -318,12 +372,11 @@ def _numeric_len(col):
     return col.values if isinstance(col, _Parsed) else col
 
 
-def _build(names, cells, mapping, *, source: str, fmt: str) -> CurveLog:
+def _build(names, cells, mapping, *, source: str, fmt: str, notes: list[str]) -> CurveLog:
     n_raw = len(_numeric_len(next(iter(cells.values())))) if cells else 0
     if n_raw == 0:
         raise InputError(source, "has no rows")
     found = _resolve(names, mapping, source)
-    notes: list[str] = []
     parsed: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for canon, name in list(found.items()):
         col = _numeric(cells[name])

@@ -91,18 +91,13 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
             data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - the safe loader
         elif suffix in (".ini", ".cfg"):
             parser = configparser.ConfigParser(interpolation=None)
-            parser.read_string(text)
-            data = {s: dict(parser[s]) for s in parser.sections()}
+            try:
+                parser.read_string(text)
+                data = {s: dict(parser[s]) for s in parser.sections()}
+            except configparser.MissingSectionHeaderError:
+                data = _key_values(text)  # no [section]: plain key=value lines
         else:
-            data = {}
-            for line in text.splitlines():
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                if "=" not in line:
-                    raise ValueError(f"line {line!r} is not key=value")
-                k, v = line.split("=", 1)
-                data[k.strip()] = v.strip()
+            data = _key_values(text)
     except (ValueError, tomllib.TOMLDecodeError, configparser.Error, *yaml_error) as exc:
         problem = " ".join(str(exc).split())[:300]
         raise InputError(str(p), f"is not a config file datavet can read ({problem})") from None
@@ -111,6 +106,20 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         raise InputError(str(p), "does not hold a mapping of settings")
     return _flatten(data, str(p))
+
+
+def _key_values(text: str) -> dict[str, str]:
+    """``key=value`` lines (blank lines and ``#`` comments skipped)."""
+    data = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" not in line:
+            raise ValueError(f"line {line!r} is not key=value")
+        k, v = line.split("=", 1)
+        data[k.strip()] = v.strip()
+    return data
 
 
 def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list]:
