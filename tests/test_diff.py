@@ -159,6 +159,7 @@ def test_cli_bad_input_is_exit_2_naming_the_file(tmp_path, capsys, content, prob
 def test_new_audit_that_crashed_is_exit_2(tmp_path, capsys):
     new = report().to_dict()
     new["exit_code"] = 2
+    new["passed"] = False  # a report must agree with itself (render and diff check it)
     new["outcomes"][0]["status"] = "crashed"
     path = tmp_path / "new.json"
     path.write_text(json.dumps(new), encoding="utf-8")

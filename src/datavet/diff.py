@@ -1,9 +1,9 @@
 """``datavet diff OLD.json NEW.json``: which findings appeared and which went away between two
 audits of a dataset that is refreshed (daily, per release). The command is :mod:`datavet.cli.diff`.
 
-A finding is the same finding in both reports when its rule, split and columns are the same;
-its message and counts may change (``Column 'x' has 3 NaN values`` becoming 30) and it is then
-listed as changed. Exit codes, for a gate on a refreshed dataset:
+A finding is the same finding in both reports when its rule, split and columns (as a set: in
+any order) are the same; its message and counts may change (``Column 'x' has 3 NaN values``
+becoming 30) and it is then listed as changed. Exit codes, for a gate on a refreshed dataset:
 
 - 0: nothing new at or above fail-on (old problems that persist do not fail the diff);
 - 1: a finding at or above fail-on appeared, or an existing one rose to it;
@@ -23,7 +23,7 @@ from typing import Any
 from datavet._io import MIB, TooLarge, read_bounded, too_deep
 from datavet._version import __version__
 from datavet.errors import InputError
-from datavet.findings import Severity
+from datavet.findings import Severity, column_set
 
 DIFF_SCHEMA_VERSION = 1
 MAX_REPORT_BYTES = 256 * MIB  # a report of a million findings is a few hundred MB at most
@@ -36,7 +36,7 @@ def load_report(path: str | Path) -> dict:
     if not shown:
         raise InputError("''", "the path is empty: name a datavet JSON report")
     try:
-        text = read_bounded(path, MAX_REPORT_BYTES).decode("utf-8")
+        text = read_bounded(path, MAX_REPORT_BYTES).decode("utf-8-sig")  # a BOM, as configs
     except FileNotFoundError:
         raise InputError(shown, "file not found") from None
     except TooLarge as exc:
@@ -45,8 +45,12 @@ def load_report(path: str | Path) -> dict:
         raise InputError(shown, "is a directory, not a datavet JSON report") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(shown, f"cannot read ({exc})") from None
+
+    def constant(name: str) -> None:  # a report is strict JSON: never NaN or Infinity
+        raise InputError(shown, f"holds {name}, which a datavet JSON report never does")
+
     try:
-        data, deep = json.loads(text), False
+        data, deep = json.loads(text, parse_constant=constant), False
     except json.JSONDecodeError as exc:
         raise InputError(shown, f"not JSON ({exc})") from None
     except RecursionError:  # nested deeper than Python's stack
@@ -72,7 +76,6 @@ _WORD = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 _SPACED = re.compile(r"[A-Za-z0-9_.+ -]{1,64}")
 _STATUSES = ("passed", "failed", "skipped", "crashed")
 _LEVELS = ("info", "warning", "error")
-_SCALARS = (str, int, float, bool, type(None))
 
 
 def _word(value: Any) -> bool:
@@ -88,18 +91,25 @@ def _finding(f: Any) -> bool:
     prints (code, name, split, columns, severity, message) of the expected types."""
     if not isinstance(f, dict):
         return False
-    split, columns = f.get("split"), f.get("columns")
+    split, columns, examples = f.get("split"), f.get("columns"), f.get("examples")
     return (
         _word(f.get("code"))
         and _word(f.get("name"))
         and (split is None or _word(split))
-        and (
-            columns is None
-            or (isinstance(columns, list) and all(isinstance(c, _SCALARS) for c in columns))
-        )
+        and (columns is None or (isinstance(columns, list) and all(map(_string, columns))))
+        and (examples is None or (isinstance(examples, list) and all(map(_whole, examples))))
         and f.get("severity") in _LEVELS
         and isinstance(f.get("message"), str)
+        and (f.get("hint") is None or isinstance(f.get("hint"), str))
     )
+
+
+def _string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _optional_string(value: Any) -> bool:
+    return value is None or isinstance(value, str)
 
 
 def check_report(data: Any, shown: str = "report") -> dict:
@@ -160,14 +170,42 @@ def check_report(data: Any, shown: str = "report") -> dict:
             and _word(o.get("code"))
             and _word(o.get("name"))
             and o.get("status") in _STATUSES
+            and _optional_string(o.get("reason"))
+            and _optional_string(o.get("traceback"))
         ):
-            raise bad("an outcome's code, name or status")
+            raise bad("an outcome's code, name, status, reason or traceback")
+    baselines = data.get("baselines")
+    if baselines is not None and not (isinstance(baselines, dict) and "skipped" in baselines):
+        raise bad("baselines")
+    _check_verdict(data, bad)
     return data
 
 
+def _check_verdict(data: dict, bad) -> None:
+    """The verdict a report states (counts, exit_code, passed) is the one its findings, fail_on
+    and outcomes give, as :meth:`datavet.Report.exit_code` gives it: a renderer prints it and
+    ``datavet diff`` gates on it, so an edited or corrupt report cannot show a green verdict
+    above its errors."""
+    counted = dict.fromkeys(_LEVELS, 0)
+    for f in data["findings"]:
+        counted[f["severity"]] += 1
+    if any(data["counts"].get(level, 0) != n for level, n in counted.items()):
+        raise bad(f"counts {data['counts']} are not its findings' {counted}")
+    level = _LEVELS.index(data["fail_on"])
+    if any(o["status"] == "crashed" for o in data["outcomes"]):
+        expected = 2
+    else:
+        expected = int(any(_LEVELS.index(f["severity"]) >= level for f in data["findings"]))
+    if data["exit_code"] != expected:
+        raise bad(f"exit_code {data['exit_code']}, but its findings and outcomes give {expected}")
+    if "passed" in data and data["passed"] is not (expected == 0):
+        raise bad(f"passed {data['passed']!r}, but exit_code is {expected}")
+
+
 def key(f: Mapping) -> tuple:
-    """What makes two findings the same problem: rule, split, columns (not counts)."""
-    return (f["code"], f.get("split"), tuple(f.get("columns") or ()))
+    """What makes two findings the same problem: rule, split, the set of columns (not counts,
+    nor the order the rule lists the columns in)."""
+    return (f["code"], f.get("split"), column_set(f))
 
 
 def _level(f: Mapping) -> Severity:
@@ -191,7 +229,8 @@ class Diff:
         return out
 
     def exit_code(self, fail_on: Severity | str) -> int:
-        if self.new.get("exit_code") == 2:
+        crashed = any(o.get("status") == "crashed" for o in self.new.get("outcomes") or ())
+        if crashed or self.new.get("exit_code") == 2:
             return 2
         return 1 if self.failing(fail_on) else 0
 

@@ -149,3 +149,10 @@ class Outcome:
             "traceback": self.traceback,
             "n_findings": self.n_findings,
         }
+
+
+def column_set(f: Mapping) -> tuple[str, ...]:
+    """A finding's columns (of its JSON form) as a set, sorted: some rules list theirs in an
+    order the data decides (S010 by effect size, S011 by coefficient, F003 by scale), and the
+    same columns in another order are the same problem (``datavet diff``, fingerprints)."""
+    return tuple(sorted(str(c) for c in f.get("columns") or ()))

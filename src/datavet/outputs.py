@@ -272,6 +272,12 @@ class Outputs:
             self.named[STDOUT] = option
             return path
         shown = _shown(path)
+        if not path:
+            raise UsageError(f"{option} '': the path is empty (- is standard output)")
+        if path.endswith(("/", os.sep)) and not os.path.isdir(path):
+            raise OutputError(
+                shown, f"ends in a separator, so it names a directory; {option} needs a file path"
+            )
         hit = self.reads.hit(path)
         if hit is not None:
             label, src = hit
@@ -413,8 +419,11 @@ def write_text(path, text: str) -> None:
     FIFO in place; a regular file atomically (through a symbolic link, ``/proc/self/fd/N``
     included)."""
     path = os.fspath(path)
+    if path == STDOUT:
+        write_stdout(text)
+        return
     try:
-        if path == STDOUT or _fd_is(path, sys.stdout):
+        if _fd_is(path, sys.stdout):
             sys.stdout.write(text)
             sys.stdout.flush()
             return
@@ -430,6 +439,25 @@ def write_text(path, text: str) -> None:
         raise
     except OSError as exc:
         raise OutputError(_shown(path), f"cannot be written ({exc.strerror or exc})") from None
+
+
+def write_stdout(text: str) -> None:
+    """``text`` on standard output; a failure (a full disk behind ``> file``) is an OutputError,
+    after which standard output points at the null device, so the interpreter's final flush
+    of what is still buffered cannot fail a second time. A closed pipe stays BrokenPipeError."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+        raise OutputError("standard output", f"cannot be written ({exc.strerror or exc})") from None
 
 
 def wrote(path) -> None:

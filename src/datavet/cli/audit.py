@@ -189,7 +189,7 @@ def _outputs(args: argparse.Namespace, settings, jobs: list[plan.Job]) -> output
         reads.add("config file", settings.config)
     policy = options.plan_outputs(args, reads, html=_html_paths(args, jobs) or None)
     options.claim_output_formats(policy, args, several=len(jobs) > 1)
-    summary = _step_summary(args)
+    summary = options.step_summary(args)
     if summary:  # appended to: refused up front when another output names the same file
         policy.claim_append("GITHUB_STEP_SUMMARY", summary)
     return policy
@@ -204,17 +204,7 @@ def _html_paths(args: argparse.Namespace, jobs: list) -> list[str | os.PathLike]
     return list(plan.per_dataset_paths(args.html, jobs))
 
 
-def _step_summary(args: argparse.Namespace) -> str | None:
-    """``$GITHUB_STEP_SUMMARY`` when the GitHub format is asked for (it gets the summary)."""
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary and "github" in (args.format, *(f for f, _ in args.output_formats or ())):
-        return summary
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
-    from datavet.output import github
-
     settings = plan.from_args(args)
     options.html_output_format(args)
     if args.command == "check":
@@ -242,9 +232,7 @@ def run(args: argparse.Namespace) -> int:
     for html, (_job, report) in zip(_html_paths(args, jobs), results):
         options.write_html(policy, html, report.to_html())
     options.write_output_formats(policy, args, items)
-    summary = _step_summary(args)
-    if summary:
-        policy.append("GITHUB_STEP_SUMMARY", summary, github.summary_many(items))
+    options.append_step_summary(policy, args, items)
     options.emit(policy, args, text)
     for _, report in results:  # exit 2 from a crashed rule always says which, on stderr
         for line in report.crash_lines():

@@ -136,10 +136,10 @@ def plan_outputs(
     against files that are not datavet's) before anything is read. ``html``: the ``--html``
     paths when one command writes several."""
     plan = outputs.Outputs(reads, force=getattr(args, "force", False))
-    if args.html:
+    if args.html is not None:  # an empty path is refused, never taken as "no report"
         for path in html or [args.html]:
             plan.claim("--html", path)
-    if args.output:
+    if args.output is not None:
         plan.claim("--output", args.output)
     else:
         if args.html == outputs.STDOUT:
@@ -170,6 +170,31 @@ def write_output_formats(plan: outputs.Outputs, args, items) -> None:
         outputs.wrote(path)
 
 
+def step_summary(args: argparse.Namespace) -> str | None:
+    """``$GITHUB_STEP_SUMMARY`` when the GitHub format is asked for (it gets the summary)."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary and "github" in (args.format, *(f for f, _ in args.output_formats or ())):
+        return summary
+    return None
+
+
+def append_step_summary(plan: outputs.Outputs, args: argparse.Namespace, items) -> None:
+    """Append the job summary of ``items`` to ``$GITHUB_STEP_SUMMARY`` (when
+    :func:`step_summary` names it), within the room the step's earlier summaries left under
+    GitHub's limit."""
+    from datavet.output import github
+
+    path = step_summary(args)
+    if not path:
+        return
+    try:
+        used = os.stat(path).st_size if os.path.isfile(path) else 0
+    except OSError:
+        used = 0
+    text = github.summary_many(items, limit=github.SUMMARY_LIMIT - used)
+    plan.append("GITHUB_STEP_SUMMARY", path, text)
+
+
 def text_options(args: argparse.Namespace) -> dict:
     """Renderer options: colour for text on a terminal."""
     if args.format != "text":
@@ -189,8 +214,7 @@ def emit(plan: outputs.Outputs, args: argparse.Namespace, text: str) -> None:
         outputs.wrote(args.output)
     else:
         plan.check_stdout()
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        outputs.write_stdout(text)
 
 
 def gate(code: int, args: argparse.Namespace) -> int:

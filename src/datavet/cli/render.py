@@ -87,10 +87,13 @@ def run(args) -> int:
         raise UsageError("--html holds one report; render one REPORT at a time")
     plan = options.plan_outputs(args, outputs.reads(many=(("report", p) for p in args.reports)))
     options.claim_output_formats(plan, args, several=several)
+    summary = options.step_summary(args)
+    if summary:  # appended to, as by `datavet audit --format github`
+        plan.claim_append("GITHUB_STEP_SUMMARY", summary)
     if args.format == "json" and several:
         raise UsageError("--format json holds one report; render one REPORT at a time")
     reports = [load(p) for p in args.reports]
-    names = [Path(p).stem for p in args.reports] if several else [args.name]
+    names = _names(args.reports) if several else [args.name]
     items = [(name, report, None) for name, report in zip(names, reports)]
     shown = [(n, SavedReport(_inert(r.to_dict())), loc) for n, r, loc in items]
     try:
@@ -112,8 +115,23 @@ def run(args) -> int:
     for fmt, path, extra in extras:
         plan.write(f"--output-format {fmt}", path, extra)
         outputs.wrote(path)
+    options.append_step_summary(plan, args, items)
     options.emit(plan, args, text)
     return 0
+
+
+def _names(paths: list[str]) -> list[str]:
+    """Each report's name: its file stem, with ``-2``, ``-3`` after a stem already taken
+    (``a/h.json`` and ``b/h.json``), so SARIF runs and JUnit suites stay apart."""
+    names: list[str] = []
+    for path in paths:
+        stem = name = Path(path).stem
+        n = 1
+        while name in names:
+            n += 1
+            name = f"{stem}-{n}"
+        names.append(name)
+    return names
 
 
 def _html(report: SavedReport) -> str:

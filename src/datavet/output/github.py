@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from datavet.output.sarif import locate
+from datavet.output.sarif import is_url, locate
 from datavet.output.text import clean
 
 MAX_PER_LEVEL = 10  # GitHub: 10 error + 10 warning (+ 10 notice) annotations per step
@@ -132,7 +132,10 @@ def render_many(items: Sequence[tuple[str | None, Any, Any]]) -> str:
 
 
 def _where(loc) -> dict[str, Any]:
-    if loc is None:
+    """``file`` and ``line`` properties: a path in the workspace, as GitHub matches annotations
+    to files; none for data outside it (a ``file://`` or remote URL names no file of the
+    repository, and the annotation still shows, on the run)."""
+    if loc is None or is_url(str(loc[0])):
         return {}
     out: dict[str, Any] = {"file": loc[0], "line": loc[1]}
     if len(loc) > 2 and loc[2]:
@@ -178,49 +181,67 @@ def summary(report, *, name: str | None = None) -> str:
 
 
 def summary_many(items: Sequence[tuple[str | None, Any, Any]], limit: int = SUMMARY_LIMIT) -> str:
-    """Markdown for every report, cut (with a note) to stay under ``limit`` bytes."""
+    """Markdown for every report, under ``limit`` bytes. Room for every report's heading,
+    verdict and counts is set aside first, so each keeps them; rows (each cell capped as an
+    annotation's message is) follow while they fit, and those that do not are counted in a
+    note under their report."""
+    sections = [_blocks(name, _data(report)) for name, report, _locations in items]
+    budget = limit - sum(_size(head) + _CUT_ROOM for head, _body in sections)
     parts: list[str] = []
-    size = 0
-    budget = limit - 400  # room for the truncation note
-    for name, report, _locations in items:
-        data = _data(report)
-        blocks = _blocks(name, data)
-        for i, block in enumerate(blocks):
-            n = len(block.encode("utf-8")) + 1
-            if size + n > budget:
-                left = len(blocks) - i
-                parts.append(
-                    f"\n_Summary cut here: {left} more line{'s' if left != 1 else ''} "
-                    "left out to stay under GitHub's 1 MiB step summary limit; the report "
-                    "(--format json / --html) has every finding._\n"
-                )
-                return "\n".join(parts) + "\n"
-            parts.append(block)
-            size += n
+    for head, body in sections:
+        parts += head
+        for i, line in enumerate(body):
+            if _size([line]) > budget:
+                left = sum(1 for rest in body[i:] if rest)  # blank lines are not content
+                if left:
+                    parts.append(
+                        f"\n_Summary cut here: {left} more line{'s' if left != 1 else ''} of "
+                        "this report left out to stay under GitHub's 1 MiB step summary limit; "
+                        "the report (--format json / --html) has every finding._\n"
+                    )
+                budget = 0  # the reports after it keep their heading and verdict, in order
+                break
+            parts.append(line)
+            budget -= _size([line])
     return "\n".join(parts) + "\n"
 
 
-def _blocks(name: str | None, data: dict) -> list[str]:
-    title = f"datavet: {md(name)}" if name else "datavet audit"
-    out = [f"### {title}: {md(_verdict(data))}", ""]
+_CUT_ROOM = 300  # bytes kept for each report's "cut here" note
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+
+
+def _cell(text: Any) -> str:
+    """A table cell: data capped as an annotation's message is, then escaped."""
+    return md(_cap(text, MESSAGE_LIMIT))
+
+
+def _blocks(name: str | None, data: dict) -> tuple[list[str], list[str]]:
+    """The Markdown of one report: its head (heading and verdict, sources, counts), which is
+    never cut, and its body (the tables and rule outcomes)."""
+    title = f"datavet: {_cell(name)}" if name else "datavet audit"
+    head = [f"### {title}: {md(_verdict(data))}", ""]
     for split, d in data.get("datasets", {}).items():
-        out.append(f"- **{split}**: {md(d.get('source'))} ({d.get('rows', 0):,} rows)")
+        head.append(f"- **{split}**: {_cell(d.get('source'))} ({d.get('rows', 0):,} rows)")
     if data.get("target"):
-        out.append(f"- **target**: {md(data['target'])} ({md(data.get('task'))})")
+        head.append(f"- **target**: {_cell(data['target'])} ({md(data.get('task'))})")
     counts = data.get("counts", {})
-    out.append(
+    head.append(
         "- **findings**: "
         + ", ".join(f"{counts.get(level, 0)} {level}" for level in _ORDER)
         + f"; fail-on {md(data.get('fail_on'))}"
     )
-    out.append("")
+    head.append("")
+    out: list[str] = []
     findings = data.get("findings", [])
     if findings:
         out += ["| severity | rule | split | columns | finding |", "|---|---|---|---|---|"]
         for f in findings:
             out.append(
                 f"| {f['severity']} | {f['code']} {md(f['name'])} | {md(f.get('split') or '-')} "
-                f"| {md(', '.join(f.get('columns', [])))} | {md(f['message'])} |"
+                f"| {_cell(', '.join(map(str, f.get('columns') or [])))} | {_cell(f['message'])} |"
             )
         out.append("")
     ignored = data.get("ignored", [])
@@ -235,16 +256,18 @@ def _blocks(name: str | None, data: dict) -> list[str]:
             f = item["finding"]
             out.append(
                 f"| {f['code']} {md(f['name'])} | {md(f.get('split') or '-')} "
-                f"| {md(', '.join(f.get('columns', [])))} | {md(item['reason'])} |"
+                f"| {_cell(', '.join(map(str, f.get('columns') or [])))} "
+                f"| {_cell(item['reason'])} |"
             )
         out.append("")
     crashed = [o for o in data.get("outcomes", []) if o["status"] == "crashed"]
     for o in crashed:
-        out.append(f"- **crashed** {o['code']} {md(o['name'])}: {md(o.get('reason'))}")
+        out.append(f"- **crashed** {o['code']} {md(o['name'])}: {_cell(o.get('reason'))}")
     skipped = [o for o in data.get("outcomes", []) if o["status"] == "skipped"]
     if skipped:
         out.append(
-            "- **skipped**: " + "; ".join(f"{o['code']} ({md(o.get('reason'))})" for o in skipped)
+            "- **skipped**: "
+            + "; ".join(f"{o['code']} ({_cell(o.get('reason'))})" for o in skipped)
         )
     out.append("")
-    return out
+    return head, out

@@ -17,6 +17,7 @@ import markupsafe
 
 from datavet.output import html_curves, html_drift, html_probes, html_tensors, svg
 from datavet.output.numbers import num
+from datavet.output.text import BIDI, escape_char
 
 SEVERITIES = ("error", "warning", "info")
 MAX_EXAMPLES_SHOWN = 5
@@ -441,15 +442,16 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-# C0 controls but tab, LF and CR; DEL; C1. NUL is replaced by browsers and ESC/BEL are invalid
-# in HTML: from the data, each is shown as a visible escape (as the text report shows it).
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# C0 controls but tab, LF and CR; DEL; C1; bidirectional controls. NUL is replaced by browsers,
+# ESC/BEL are invalid in HTML and an override reverses the page's own text around it: from the
+# data, each is shown as a visible escape (as the text report shows it).
+_CONTROL = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI}]")
 
 
 def _visible(value):
-    """Every value a template prints: control characters become ``\\xNN`` text."""
+    """Every value a template prints: control characters become ``\\xNN`` / ``\\uNNNN`` text."""
     if isinstance(value, str) and _CONTROL.search(value):
-        fixed = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+        fixed = _CONTROL.sub(escape_char, str(value))
         return markupsafe.Markup(fixed) if isinstance(value, markupsafe.Markup) else fixed
     return value
 

@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from datavet.output.text import BIDI
+
 _LEVEL = {"info": 10, "warning": 20, "error": 30}
 
 
@@ -32,14 +34,18 @@ def _per_column(code: str) -> tuple[tuple[str, ...], tuple[str, ...] | None] | N
 
 # pytest's bin_xml_escape: everything XML 1.0 cannot hold becomes #xNN / #xNNNN. Unlike pytest,
 # the C1 controls U+0080-U+009F are escaped too: XML allows them, but U+009B is a one-character
-# terminal escape (CSI) for whoever cats the file in a CI log.
+# terminal escape (CSI) for whoever cats the file in a CI log; so are bidirectional controls,
+# which reverse the text around them in a CI test tab, and the ``#`` of a literal ``#x``, so that
+# a column ``a#x01`` cannot come out as the column ``a\x01`` does.
 _ILLEGAL = re.compile(
     "[^\u0009\u000a\u000d\u0020-\u007e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+    f"|[{BIDI}]|#(?=x)"
 )
 
 
 def xml_text(value: Any) -> str:
-    """Text XML 1.0 can carry: illegal characters (and C1 controls) written as ``#xNN``."""
+    """Text XML 1.0 can carry: illegal characters (and C1 and bidirectional controls, and the
+    ``#`` of ``#x``) written as ``#xNN``."""
 
     def repl(m: re.Match) -> str:
         i = ord(m.group())

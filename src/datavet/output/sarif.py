@@ -15,6 +15,9 @@ import inspect
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
+
+from datavet.findings import column_set
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -127,9 +130,10 @@ def rule_descriptor(code: str, name: str) -> dict:
 
 
 def fingerprint(name: str | None, f: dict) -> str:
-    """Stable across runs for the same problem (rule, dataset, split, columns), not the
-    message, whose counts change as the data does."""
-    key = "|".join([f["code"], name or "", f.get("split") or "", "\x1f".join(f.get("columns", []))])
+    """Stable across runs for the same problem (rule, dataset, split, set of columns), not the
+    message, whose counts change as the data does, nor the order of the columns, which some
+    rules take from the data (:func:`datavet.findings.column_set`)."""
+    key = "|".join([f["code"], name or "", f.get("split") or "", "\x1f".join(column_set(f))])
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
@@ -153,8 +157,23 @@ def default_locations(data: dict) -> dict[str, tuple]:
     return out
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(path: str) -> bool:
+    """Whether a location is a URL (``file://`` for data outside the repository) not a path."""
+    return _SCHEME.match(path) is not None
+
+
+def _uri(path: str) -> str:
+    """An ``artifactLocation.uri``: a URL (``file://`` from an absolute path, already encoded)
+    as it is, a path percent-encoded (RFC 3986), so a space, ``#``, ``?`` or ``%`` in a file
+    name cannot end the path or decode to another file."""
+    return path if is_url(path) else quote(path, safe="/")
+
+
 def _physical(loc: tuple) -> dict:
-    uri, line = loc[0], max(int(loc[1]), 1)
+    uri, line = _uri(str(loc[0])), max(int(loc[1]), 1)
     region: dict[str, int] = {"startLine": line, "startColumn": 1}
     if len(loc) > 2 and loc[2]:
         region.update(endLine=line, endColumn=max(int(loc[2]), 2))

@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Bidirectional controls (marks, embeddings, overrides, isolates): invisible, and they reorder
+# the text around them, so a column name could make datavet's own words read backwards.
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}]")
 _COLOURS = {"error": "31", "warning": "33", "info": "36"}
 
 
-_NAMED = {"\n": "\\n", "\r": "\\r"}
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_char(m: re.Match) -> str:
+    """A character as a visible escape, spelled as ``repr`` spells it (``\\x1b``, ``\\u202e``)."""
+    c = m.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) <= 0xFF else f"\\u{ord(c):04x}")
 
 
 def clean(text: str) -> str:
     """Data printed to a terminal or a log cannot carry escape sequences, control characters or
-    line breaks: each comes out as a visible escape (``\\x1b``, ``\\n``), so a value can neither
-    restyle the terminal nor start a line of its own (a CI workflow command, a forged finding)."""
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+    line breaks, tabs or bidirectional controls: each comes out as a visible escape (``\\x1b``,
+    ``\\n``, ``\\u202e``), so a value can neither restyle the terminal, start a line of its own (a
+    CI workflow command, a forged finding) nor reverse the text around it."""
+    return _CONTROL.sub(escape_char, text)
 
 
 def paint(text: str, code: str, colour: bool) -> str:
