@@ -54,11 +54,13 @@ def _cities(seed=12, n=10_000):
 
 
 def test_a_category_with_hundreds_of_values_is_not_an_id():
+    """S007 compares on city (no 93% "near copies" with it left out); S006 only asks whether
+    it names a subject, as a country in panel data would."""
     train, test = _cities()
     report = datavet.audit(train, test, target="label", select=["S006", "S007"])
-    assert report.findings == []
-    (s006,) = [o for o in report.outcomes if o.code == "S006"]
-    assert s006.reason == "no ID-like column"
+    (f,) = report.findings
+    assert (f.code, f.columns) == ("S006", ("city",))
+    assert "may name a subject" in f.message and "looks like an ID" not in f.message
 
 
 def test_text_keys_with_few_rows_each_are_still_ids():
@@ -66,8 +68,27 @@ def test_text_keys_with_few_rows_each_are_still_ids():
     train, test = train.copy(), test.copy()
     train["ticket"] = [f"T{i // 2:05d}" for i in range(len(train))]  # 2 rows per value
     test["ticket"] = [f"T{i // 2:05d}" for i in range(len(test))]  # all seen in train
-    (f,) = datavet.audit(train, test, target="label", select="S006").findings
-    assert f.columns == ("ticket",)
+    found = datavet.audit(train, test, target="label", select="S006").findings
+    said = {f.columns: f.message for f in found}
+    assert "looks like an ID" in said[("ticket",)]
+    assert "may name a subject" in said[("city",)]
+
+
+def test_a_panel_subject_is_asked_about():
+    """142 countries x 12 years split at random: every test country is in train."""
+    rng = np.random.default_rng(5)
+    countries = [f"Country{i:03d}" for i in range(142)]
+    d = pd.DataFrame(
+        {
+            "country": np.repeat(countries, 12),
+            "year": np.tile(np.arange(1952, 2008, 5), 142),
+            "gdp": rng.lognormal(8, 1, 142 * 12),
+        }
+    )
+    d["label"] = (d["gdp"] > d["gdp"].median()).astype(int)
+    d = d.sample(frac=1, random_state=0).reset_index(drop=True)
+    (f,) = datavet.audit(d.iloc[:1400], d.iloc[1400:], target="label", select="S006").findings
+    assert f.columns == ("country",) and f.metrics["shared_fraction"] > 0.9
 
 
 def test_numbers_with_question_marks_are_not_an_id():

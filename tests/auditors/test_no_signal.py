@@ -243,3 +243,16 @@ def test_test_labels_never_seen_in_train_do_not_crash():
     assert report.baselines["models"][2]["metrics"]["log_loss"] is None
     assert only(report).status.value != "crashed", only(report).reason
     assert report.exit_code() != 2
+
+
+def test_a_lower_loss_within_chance_is_info_and_a_higher_one_a_warning():
+    """A weak real signal on a small table looks "not clearly better": info, not a warning;
+    a loss no lower than the prior's is the warning. A severity the user set is kept."""
+    b = _fake([1.0] * 30, [0.5, 1.45] * 15)  # linear log loss 0.6 < 0.69 for the prior
+    (f,) = NoSignal().run(_ctx(b))
+    assert f.severity == Severity.INFO and "not clearly better than the prior" in f.message
+    (f,) = NoSignal(severity=Severity.ERROR).run(_ctx(b))
+    assert f.severity == Severity.ERROR
+    b.models[2]["metrics"]["log_loss"] = 0.7
+    (f,) = NoSignal().run(_ctx(b))
+    assert f.severity == Severity.WARNING and "no better than the prior" in f.message

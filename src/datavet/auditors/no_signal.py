@@ -57,8 +57,10 @@ class NoSignal(Auditor):
     0.05). The mean decides, not the number of rows where the loss is lower: a feature that
     pins down a minority of rows lowers their loss a lot and raises the others' a little. A
     linear loss that is lower, but by no more than chance explains, is reported as "not
-    clearly better". With fewer than ``min_rows`` (30) rows to compare on, the test cannot
-    tell, and the rule is skipped.
+    clearly better", as info (unless the rule's severity is set): on a small or noisy table a
+    real but weak signal looks like that, and only a loss no lower than the reference's says
+    there is nothing to learn. With fewer than ``min_rows`` (30) rows to compare on, the test
+    cannot tell, and the rule is skipped.
 
     **Why it matters**
     The simplest baselines come before any network: if even a linear model is at chance,
@@ -127,6 +129,7 @@ class NoSignal(Auditor):
             f"{ref} ({b.evaluated_on}): {scores}. Its mean loss per row is no lower than chance "
             f"allows (paired t-test p = {p:.2g}); it was better on {better:,} rows and worse on "
             f"{worse:,}.",
+            severity=Severity.INFO if lower and self.level == self.severity else None,
             split="test" if b.evaluated_on == "test" else "train",
             columns=(ctx.target,),
             n_affected=b.eval_rows,

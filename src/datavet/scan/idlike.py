@@ -36,7 +36,13 @@ def looks_like_key_name(name: str) -> bool:
     return bool(ID_NAME.search(name) or CAMEL_ID.search(name))
 
 
-def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str]:
+def id_like_columns(
+    profile: Profile, exclude: tuple[str, ...] = (), *, subjects: bool = False
+) -> list[str]:
+    """The ID-like columns of ``profile``. ``subjects``: also key-shaped text on many rows per
+    value, which may name a subject with many rows each (a country in panel data, a patient's
+    visits) or be a plain category (a city): S006 asks about those; everything that leaves ID
+    columns out (S007, S001's row keys, the baselines, F003) leaves out only the identifiers."""
     out = []
     for col in profile.columns.values():
         if col.name in exclude or col.keys is None or col.present == 0:
@@ -52,7 +58,7 @@ def id_like_columns(profile: Profile, exclude: tuple[str, ...] = ()) -> list[str
         elif (
             col.kind == "string"
             and numbers < NUMBER_SHARE * col.present
-            and distinct * MAX_ROWS_PER_VALUE >= col.present
+            and (subjects or distinct * MAX_ROWS_PER_VALUE >= col.present)
             # the counted values, or (all distinct, none counted) the first ones seen
             and _key_shaped(col.values.keys() or [v for _, v in col.text_values])
         ):
