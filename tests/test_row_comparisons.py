@@ -144,3 +144,20 @@ def test_s002_still_warns_about_copies_in_continuous_data():
     (f,) = datavet.audit(d, target="label", baselines=False, select=["S002"]).findings
     assert f.severity == Severity.WARNING and f.n_affected == 40
     assert "by chance" not in f.message
+
+
+def test_s001_on_coarse_data_is_info_and_copies_of_continuous_rows_an_error():
+    """48 feature combinations: a random 80/20 split puts equal rows on both sides by chance;
+    continuous rows copied into test are real overlap."""
+    d = _coarse()
+    train, test = d.iloc[:2400], d.iloc[2400:].reset_index(drop=True)
+    (f,) = datavet.audit(train, test, target="label", baselines=False, select="S001").findings
+    assert f.severity == Severity.INFO and "by chance alone" in f.message
+    assert f.n_affected <= 2 * f.metrics["expected_by_chance"]
+    rng = np.random.default_rng(3)
+    d = pd.DataFrame({"a": rng.normal(size=1000), "b": rng.normal(size=1000)})
+    d["label"] = (d.a > 0).astype(int)
+    train, test = d.iloc[:800], pd.concat([d.iloc[800:], d.iloc[:30]], ignore_index=True)
+    (f,) = datavet.audit(train, test, target="label", baselines=False, select="S001").findings
+    assert f.severity == Severity.ERROR and f.n_affected == 30
+    assert f.metrics["expected_by_chance"] < 1

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 from datavet.auditors.base import (
     AuditContext,
     Auditor,
@@ -10,7 +12,9 @@ from datavet.auditors.base import (
     plural,
     rows_text,
 )
+from datavet.auditors.duplicate_rows import by_chance
 from datavet.findings import Severity
+from datavet.scan.rowchecks import chance_agreement
 
 
 class TrainTestOverlap(Auditor):
@@ -30,6 +34,13 @@ class TrainTestOverlap(Auditor):
     (ID-like columns not counted), and the message names the columns left out; otherwise equal
     rows would say little (two rows that share one column of two are not copies) and the rule
     is skipped with that reason. S004 names the schema difference.
+
+    Coarse data matches by itself: with a few values per feature (survey answers, contingency
+    tables), distinct test examples often equal a train row. As S002 does, the rule estimates
+    the test rows that would equal a train row by chance (each feature's chance of two rows
+    agreeing, from train's value counts, multiplied as if independent); when that is at least
+    10 and the rows found are fewer than twice as many, the finding is an info that gives the
+    estimate (unless the rule's severity is set).
 
     **Why it matters**
     A test row that the model saw in training measures memory, not generalisation: the test
@@ -68,17 +79,43 @@ class TrainTestOverlap(Auditor):
                 f"; compared on the {plural(len(shared), 'feature column')} both splits share, "
                 f"not on {only_text(only)}"
             )
+        combinations, expected = _chance_overlap(ctx, shared - set(left_out))
+        metrics["expected_by_chance"] = expected
+        natural = by_chance(found.n, expected)
+        note = (
+            f" The features take about {combinations:,.0f} equally likely combinations of "
+            f"values, so about {expected:,.0f} test rows equal a train row by chance alone: "
+            "these are likely distinct examples that coincide, not copies."
+            if natural
+            else ""
+        )
         yield self.finding(
             f"{found.n:,} of {ctx.test.rows:,} test rows ({pct(found.n, ctx.test.rows)}) also "
             f"appear in train ({how}): "
-            f"{rows_text(found.examples, found.n)}; e.g. {pairs}.",
+            f"{rows_text(found.examples, found.n)}; e.g. {pairs}.{note}",
+            severity=Severity.INFO if natural and self.level == self.severity else None,
             split="test",
             n_affected=found.n,
             examples=found.examples,
             metrics=metrics,
-            hint="de-duplicate before splitting; split by group (subject, source) so copies "
+            hint="with so few distinct feature combinations, equal rows are expected; a test "
+            "score on such data is no less fair for them"
+            if natural
+            else "de-duplicate before splitting; split by group (subject, source) so copies "
             "land on one side",
         )
+
+
+def _chance_overlap(ctx: AuditContext, compared: set[str]) -> tuple[float, float]:
+    """(the equally likely combinations of the compared features, the test rows expected to
+    equal some train row by chance alone), from train's value counts as in S002."""
+    agree = 1.0
+    for name in compared:
+        stats = ctx.train.columns.get(name)
+        if stats is not None:
+            agree *= chance_agreement(stats)
+    expected = -math.expm1(-ctx.train.rows * agree) * ctx.test.rows
+    return (1 / agree if agree > 0 else math.inf), float(expected)
 
 
 def compared_features(ctx: AuditContext) -> tuple[set[str], dict[str, str]]:
