@@ -9,9 +9,10 @@ from datavet.auditors.base import (
     plural,
     rows_text,
 )
-from datavet.auditors.duplicate_rows import by_chance, chance_repeats_of
+from datavet.auditors.duplicate_rows import chance_repeats_of
 from datavet.auditors.train_test_overlap import compared_features, only_text
 from datavet.findings import Severity
+from datavet.scan.rowchecks import by_chance
 
 
 class ConflictingLabels(Auditor):

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
-import math
-
 from datavet.auditors.base import AuditContext, Auditor, keyless, keyless_text, pct, rows_text
 from datavet.findings import Severity
-from datavet.scan.rowchecks import chance_agreement, chance_repeats
+from datavet.scan.rowchecks import (
+    by_chance,
+    chance_agreement,
+    chance_repeats,
+    combinations,
+    joint_agreement,
+)
 
 
 class DuplicateRows(Auditor):
@@ -83,19 +87,10 @@ class DuplicateRows(Auditor):
             )
 
 
-def by_chance(found: int, expected: float) -> bool:
-    """Whether ``found`` rows are about what chance predicts (at least 10 expected: fewer say
-    little about the data)."""
-    return expected >= 10 and found <= 2 * expected
-
-
 def chance_repeats_of(profile, left_out=(), *, with_label: bool) -> tuple[float, float]:
     """(the equally likely combinations of a split's features, and its label with
     ``with_label``; the rows expected to repeat an earlier row's by chance alone)."""
-    agree = 1.0
-    for name, stats in profile.columns.items():
-        if name not in left_out:
-            agree *= chance_agreement(stats)
+    agree = joint_agreement(profile.columns, [n for n in profile.columns if n not in left_out])
     if with_label and profile.label is not None:
         agree *= chance_agreement(profile.label)
-    return 1 / agree if agree > 0 else math.inf, chance_repeats(profile.rows, agree)
+    return combinations(agree), chance_repeats(profile.rows, agree)

@@ -7,7 +7,7 @@ from datavet.auditors.train_test_overlap import compared_features
 from datavet.findings import Severity
 from datavet.framework import ABOVE_ONE
 from datavet.scan.neardup import FINGERPRINTED
-from datavet.scan.rowchecks import chance_agreement, match_rows
+from datavet.scan.rowchecks import joint_agreement, match_rows
 
 
 class NearDuplicates(Auditor):
@@ -180,11 +180,7 @@ def _chance_matches(ctx: AuditContext, compared: list[str], digits: int) -> floa
     """The test rows expected, by chance alone, to equal some train row on every compared
     column after normalising but not exactly (the columns' agreement chances multiplied as if
     independent): chance equal rows in coarse data are exact, S001's and not near copies."""
-    near = exact = 1.0
-    for name in compared:
-        stats = ctx.train.columns.get(name)
-        if stats is not None:
-            near *= chance_agreement(stats, digits)
-            exact *= chance_agreement(stats)
+    near = joint_agreement(ctx.train.columns, compared, digits)
+    exact = joint_agreement(ctx.train.columns, compared)
     n = ctx.train.rows
     return float(max(0.0, np.exp(-n * exact) - np.exp(-n * near)) * ctx.test.rows)

@@ -12,9 +12,8 @@ from datavet.auditors.base import (
     plural,
     rows_text,
 )
-from datavet.auditors.duplicate_rows import by_chance
 from datavet.findings import Severity
-from datavet.scan.rowchecks import chance_agreement
+from datavet.scan.rowchecks import by_chance, combinations, joint_agreement
 
 
 class TrainTestOverlap(Auditor):
@@ -109,13 +108,9 @@ class TrainTestOverlap(Auditor):
 def _chance_overlap(ctx: AuditContext, compared: set[str]) -> tuple[float, float]:
     """(the equally likely combinations of the compared features, the test rows expected to
     equal some train row by chance alone), from train's value counts as in S002."""
-    agree = 1.0
-    for name in compared:
-        stats = ctx.train.columns.get(name)
-        if stats is not None:
-            agree *= chance_agreement(stats)
+    agree = joint_agreement(ctx.train.columns, compared)
     expected = -math.expm1(-ctx.train.rows * agree) * ctx.test.rows
-    return (1 / agree if agree > 0 else math.inf), float(expected)
+    return combinations(agree), float(expected)
 
 
 def compared_features(ctx: AuditContext) -> tuple[set[str], dict[str, str]]:

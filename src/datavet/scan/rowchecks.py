@@ -153,6 +153,28 @@ def chance_agreement(stats, digits: int | None = None) -> float:
     return float(same * (present / rows) ** 2 + missing**2)
 
 
+def joint_agreement(columns, names, digits: int | None = None) -> float:
+    """The chance that two rows agree on every column of ``names`` found in ``columns`` (name
+    -> statistics), each column's :func:`chance_agreement` multiplied as if independent."""
+    agree = 1.0
+    for name in names:
+        stats = columns.get(name)
+        if stats is not None:
+            agree *= chance_agreement(stats, digits)
+    return agree
+
+
+def combinations(agree: float) -> float:
+    """The equally likely combinations of values a joint agreement chance amounts to."""
+    return 1 / agree if agree > 0 else math.inf
+
+
+def by_chance(found: int, expected: float) -> bool:
+    """Whether ``found`` equal rows are about what chance predicts (at least 10 expected: fewer
+    say little about the data)."""
+    return expected >= 10 and found <= 2 * expected
+
+
 def chance_repeats(n: int, agree: float) -> float:
     """The rows of ``n`` expected to repeat an earlier row by chance alone when two rows agree
     with probability ``agree``: ``n`` minus the expected distinct rows of ``n`` draws from
