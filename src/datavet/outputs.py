@@ -419,14 +419,10 @@ def write_text(path, text: str) -> None:
     FIFO in place; a regular file atomically (through a symbolic link, ``/proc/self/fd/N``
     included)."""
     path = os.fspath(path)
-    if path == STDOUT:
+    if path == STDOUT or _fd_is(path, sys.stdout):
         write_stdout(text)
         return
     try:
-        if _fd_is(path, sys.stdout):
-            sys.stdout.write(text)
-            sys.stdout.flush()
-            return
         if _fd_is(path, sys.stderr):
             sys.stderr.write(text)
             sys.stderr.flush()
@@ -451,13 +447,19 @@ def write_stdout(text: str) -> None:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):
-            pass
+        stdout_to_devnull()
         raise OutputError("standard output", f"cannot be written ({exc.strerror or exc})") from None
+
+
+def stdout_to_devnull() -> None:
+    """Point standard output at the null device, as Python's docs advise after a failed write
+    (a closed pipe, a full disk): the interpreter's final flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def wrote(path) -> None:

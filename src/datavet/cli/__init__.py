@@ -13,7 +13,6 @@ from __future__ import annotations
 # this module imports before it (the console script imports it, then calls run) is kept to the
 # exceptions; the commands, argparse and the renderers load inside main().
 import gc
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -91,13 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except BrokenPipeError:
-        # the reader went away (`datavet ... | head`): as Python's docs advise, point stdout at
-        # devnull so the interpreter's final flush cannot fail again, and exit quietly
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        # the reader went away (`datavet ... | head`): exit quietly
+        from datavet.outputs import stdout_to_devnull
+
+        stdout_to_devnull()
         return 2
     except Exception as exc:  # a bug in datavet: still one line and exit 2, never exit 1
         if verbose:
