@@ -34,7 +34,7 @@ _PEEK = 8192  # bytes read from each end of an existing file to recognise it
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _VERDICT = (
     r"(?:could not finish: a rule crashed \(exit 2\)"
-    r"|FAILED:? (?:findings )?at (?:or above|fail-on) '\w+' \(exit 1\)"
+    r"|FAILED:? (?:findings )?at (?:or above|fail-on) '\w+' \(exit (?:1|0 with --exit-zero)\)"
     r"|passed at fail-on '\w+' \(exit 0\))"
 )
 _LAST_LINES = (

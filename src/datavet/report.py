@@ -47,6 +47,9 @@ class Report:
     ignored: list[Ignored] = field(default_factory=list)  # per-column ignores, with reasons
     probes: dict | None = None  # model probes / gradient monitor details (datavet.probes)
     curves: dict | None = None  # training-curve diagnosis: series, marks, causes (datavet.curves)
+    # --exit-zero: the process exits 0 on findings; exit_code() stays the verdict (1), and the
+    # text says which the process used
+    exit_zero: bool = False
 
     def __post_init__(self) -> None:
         self.findings = sorted(self.findings, key=lambda f: (-f.severity, f.code, f.split or ""))

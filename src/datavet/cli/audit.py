@@ -223,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         if len(jobs) > 1:
             print(f"datavet: auditing {_one_line(job.name or job.train)}", file=sys.stderr)
         results.append((job, _audit_job(args, settings, job)))
+    options.mark_exit_zero([report for _, report in results], args)
     # several audits: each is named (a file outside the config by its path)
     items = [
         (job.name or (job.train if len(jobs) > 1 else None), report, job.locations)

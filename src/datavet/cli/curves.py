@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         ignore=args.ignore,
         fail_on=args.fail_on,
     )
+    options.mark_exit_zero([report], args)
     text = render(report, args.format, **options.text_options(args))
     if args.html:
         options.write_html(plan, args.html, report.to_html())

@@ -217,6 +217,12 @@ def emit(plan: outputs.Outputs, args: argparse.Namespace, text: str) -> None:
         outputs.write_stdout(text)
 
 
+def mark_exit_zero(reports, args: argparse.Namespace) -> None:
+    """Under ``--exit-zero`` each report's verdict line says the process exits 0, not 1."""
+    for report in reports:
+        report.exit_zero = bool(getattr(args, "exit_zero", False))
+
+
 def gate(code: int, args: argparse.Namespace) -> int:
     """The exit code: ``--exit-zero`` turns 1 into 0, never 2."""
     if code == 1 and getattr(args, "exit_zero", False):

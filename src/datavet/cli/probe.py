@@ -200,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except ModelFailed as exc:
             raise InputError(args.target, str(exc)) from None
+    options.mark_exit_zero([report], args)
     text = render(report, args.format, **options.text_options(args))
     if args.html:
         options.write_html(plan, args.html, report.to_html())

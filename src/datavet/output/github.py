@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from datavet.output.sarif import is_url, locate
-from datavet.output.text import clean
+from datavet.output.text import clean, failed_exit
 
 MAX_PER_LEVEL = 10  # GitHub: 10 error + 10 warning (+ 10 notice) annotations per step
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses step summaries over 1 MiB
@@ -148,7 +148,7 @@ def _verdict(data: dict) -> str:
     if code == 2:
         return "could not finish: a rule crashed (exit 2)"
     if code == 1:
-        return f"FAILED at fail-on '{data.get('fail_on')}' (exit 1)"
+        return f"FAILED at fail-on '{data.get('fail_on')}' ({failed_exit(data)})"
     return f"passed at fail-on '{data.get('fail_on')}' (exit 0)"
 
 

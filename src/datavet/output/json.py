@@ -102,6 +102,7 @@ def payload(report: Report) -> dict:
             "passed": report.passed,
             "exit_code": report.exit_code(),
             "fail_on": report.fail_on.label,
+            **({"exit_zero": True} if report.exit_zero else {}),
             "counts": report.counts(),
             "target": report.target,
             "task": report.task,

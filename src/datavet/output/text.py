@@ -126,6 +126,11 @@ def render_dict(data: dict, *, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def failed_exit(data: dict) -> str:
+    """The exit code a failed verdict gave the process: 1, or 0 under ``--exit-zero``."""
+    return "exit 0 with --exit-zero" if data.get("exit_zero") else "exit 1"
+
+
 def footer(data: dict, colour: bool, noun: str = "rule") -> list[str]:
     """The closing lines every text report shares: the skipped rules, then the counts and the
     verdict with its exit code (``noun`` names what ran: "rule", "curve rule", "probe")."""
@@ -147,7 +152,9 @@ def footer(data: dict, colour: bool, noun: str = "rule") -> list[str]:
         verdict = _paint("could not finish: a rule crashed (exit 2)", "31;1", colour)
     elif data["exit_code"] == 1:
         verdict = _paint(
-            f"FAILED: findings at or above '{data['fail_on']}' (exit 1)", "31;1", colour
+            f"FAILED: findings at or above '{data['fail_on']}' ({failed_exit(data)})",
+            "31;1",
+            colour,
         )
     else:
         verdict = _paint(f"passed at fail-on '{data['fail_on']}' (exit 0)", "32;1", colour)
