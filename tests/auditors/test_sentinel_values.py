@@ -130,3 +130,51 @@ def test_a_zero_below_values_that_come_close_to_zero_is_quiet():
     x = np.where(rng.random(1000) < 0.19, 0.0, rng.normal(3.5, 0.12, 1000).clip(0.33, 4.49))
     x[1:40:4] = rng.uniform(0.33, 1.5, 10)
     assert run(frame(x)).findings == []
+
+
+def _employment(n=3000, seed=22):
+    rng = np.random.default_rng(seed)
+    employed = rng.random(n) < 0.93
+    hours = np.where(employed, rng.normal(40, 4, n).round(), 0.0)
+    return rng, employed, pd.DataFrame({"hours_per_week": hours, "age": rng.integers(18, 70, n)})
+
+
+@pytest.mark.parametrize(
+    "companion",
+    [
+        lambda employed: employed.astype(int),
+        lambda employed: np.where(employed, "employed", "unemployed"),
+        lambda employed: employed,
+    ],
+)
+def test_a_zero_another_column_explains_is_a_real_value(companion):
+    rng, employed, d = _employment()
+    d["status"] = companion(employed)
+    d["label"] = rng.integers(0, 2, len(d))
+    assert run(d).findings == []
+    # the same zeros with no column that marks them: a placeholder
+    assert [f.columns for f in run(d.drop(columns="status")).findings] == [("hours_per_week",)]
+
+
+def test_companions_that_explain_nothing():
+    rng, employed, d = _employment()
+    lost = ~employed
+    d["label"] = rng.integers(0, 2, len(d))
+    cases = {
+        # another field lost on the same rows: a stand-in level, a missing value, a stand-in
+        # number in a many-valued column
+        "status": np.where(lost, "unknown", rng.choice(["a", "b"], len(d))),
+        "grade": np.where(lost, -1, rng.integers(0, 3, len(d))),
+        "score": np.where(lost, np.nan, rng.integers(0, 3, len(d))),
+        "chol": np.where(lost, 0, rng.normal(200, 20, len(d)).round()),
+    }
+    for name, values in cases.items():
+        (f,) = run(d.assign(**{name: values})).findings
+        assert "hours_per_week" in f.columns, name  # (chol's 0 is one too)
+    # a code stays a code where a flag explains it: 999 for "no upper bound" is read as a number
+    codes = d.assign(hours_per_week=np.where(lost, 999, d.hours_per_week), flag=lost.astype(int))
+    (f,) = run(codes).findings
+    assert f.columns == ("hours_per_week",) and f.metrics["value"] == 999
+    # the target is never the explanation (zeros exactly where the label is 0 is a leak)
+    (f,) = run(d.assign(label=employed.astype(int))).findings
+    assert f.columns == ("hours_per_week",)

@@ -42,6 +42,12 @@ class SentinelValues(Auditor):
     payment, log(max(1, x)) of nothing) than missing data, and is left alone too; so is a 0
     below values that themselves come close to 0 (the smallest under ``min_zero_gap`` (30%) of
     their median: magnesium in glass, measured from 0.33 with a median of 3.5, can be absent).
+    A 0 whose sample rows are exactly the rows where another column of at most 12 values
+    takes one level (``hours_per_week`` = 0 exactly where ``employed`` = 0) is a real "none"
+    that column explains, and is left alone; a level that is itself a stand-in (-999,
+    "unknown") or a missing value explains nothing (a record that lost several fields at
+    once), and a code such as 999 stays a finding even where another column explains it (999
+    for "no upper bound" exactly where the answer was yes-yes is still read as a number).
     On 2,345 real tables it named 14 columns in 13 tables, among them a PSAT score of 0 (range
     20-80), houses with 0 baths, "999" for "above 250" and -99 / -999 / 999 missing-value codes.
 
@@ -153,6 +159,10 @@ class SentinelValues(Auditor):
                 x, rows = _numbers(table.column(col.name), profile.sample.positions)
             for value, count in sorted(candidates, key=lambda vc: -vc[1]):
                 item = self._judge(col.name, float(value), count, present, x, rows, exact)
+                if item is not None and tensor is None and value == 0:
+                    skip = {ctx.target, *ctx.key_columns}
+                    if explained_by(table, col.name, float(value), skip, o["min_rows"]):
+                        item = None  # hours = 0 exactly where employed = 0: a real value
                 if item is not None:
                     items.append(item)
                     break
@@ -194,6 +204,51 @@ class SentinelValues(Auditor):
             metrics={"value": value, "share": count / present, "robust_z": z},
             examples=examples,
         )
+
+
+# A companion's value that stands for "unknown" explains nothing: both columns lost the row.
+_UNKNOWN = {"", "na", "n/a", "nan", "none", "null", "nil", "-", "?", "unknown", "missing"}
+MAX_LEVELS = 12  # a companion column is a flag or a few categories
+
+
+def explained_by(table, name: str, value: float, skip: set, min_rows: int) -> str | None:
+    """The ``column == level`` that holds on exactly the sample rows where ``name`` equals
+    ``value`` (``employed == 0`` for ``hours_per_week == 0``), or None. The companion has at
+    most :data:`MAX_LEVELS` values, none missing on those rows, and its level is not itself a
+    stand-in (-1, -999, "unknown"): a record that lost several fields at once is not explained."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        x = table.column(name).cast(pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
+        return None
+    hit = np.asarray(x, dtype=float) == value
+    if hit.sum() < min_rows or hit.all():
+        return None
+    first = int(np.argmax(hit))
+    for other in table.column_names:
+        if other == name or other in skip:
+            continue
+        column = table.column(other)
+        if pa.types.is_nested(column.type) or column.null_count:
+            continue  # a missing value never explains; lists are not levels
+        level = column[first].as_py()
+        if isinstance(level, float) and not math.isfinite(level):
+            continue
+        if isinstance(level, (int, float)) and level != 0 and sentinel_shaped(float(level)):
+            continue
+        if isinstance(level, str) and level.strip().lower() in _UNKNOWN:
+            continue
+        try:
+            same = pc.equal(column, pa.scalar(level, column.type)).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
+            continue
+        if not np.array_equal(np.asarray(same, dtype=bool), hit):
+            continue
+        if pc.count_distinct(column).as_py() <= MAX_LEVELS:
+            return f"{other} == {level!r}"
+    return None
 
 
 def _numbers(column, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
