@@ -89,13 +89,6 @@ def test_test_split_and_several_columns():
     assert by_split["test"].columns == ("x",) and by_split["test"].metrics["value"] == 9999
 
 
-def test_the_target_is_not_checked():
-    x = blood_pressure()
-    x[::20] = -999
-    df = pd.DataFrame({"f": np.arange(1000.0), "label": x})
-    assert datavet.audit(df, target="label", select="V007").findings == []
-
-
 def test_sentinel_shapes():
     assert [sentinel_shaped(v) for v in (0, -1, 99, -999, 9999, 99999.0)] == [True] * 6
     assert [sentinel_shaped(v) for v in (9, 1, 100, 998, -2, 0.5, float("nan"))] == [False] * 7
@@ -178,3 +171,39 @@ def test_companions_that_explain_nothing():
     # the target is never the explanation (zeros exactly where the label is 0 is a leak)
     (f,) = run(d.assign(label=employed.astype(int))).findings
     assert f.columns == ("hours_per_week",)
+
+
+def _priced(n=2000, seed=1):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(300, 50, n).round()
+    return rng, pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "price": y})
+
+
+@pytest.mark.parametrize("placeholder", [-999, -1, 9999])
+def test_a_regression_targets_placeholder_is_found(placeholder):
+    rng, d = _priced()
+    d.loc[::25, "price"] = placeholder
+    test = d.iloc[:500].assign(a=rng.normal(size=500), b=rng.normal(size=500))
+    report = datavet.audit(d, test, target="price", select="V007")
+    assert report.task == "regression"
+    by_split = {f.split: f for f in report.findings}
+    assert set(by_split) == {"train", "test"}
+    f = by_split["train"]
+    assert f.columns == ("price",) and f.n_affected == 80 and f.metrics["value"] == placeholder
+    assert f.examples == (0, 25, 50, 75, 100)
+    assert f.message.startswith("The target 'price' in train has ")
+    assert "learns to predict the placeholder" in f.message
+    assert "judged against the placeholder" in by_split["test"].message
+    assert by_split["test"].n_affected == 20
+
+
+def test_a_target_without_placeholder_and_class_labels_stay_quiet():
+    rng, d = _priced()
+    assert datavet.audit(d, target="price", select="V007").findings == []
+    # zero-inflated sales (0 next to a wide spread) is a real 0, as for a feature
+    sales = np.where(rng.random(len(d)) < 0.1, 0, rng.lognormal(5, 1.5, len(d)).round())
+    assert datavet.audit(d.assign(price=sales), target="price", select="V007").findings == []
+    # a class label of -1 is a class (L001/L003 look at labels), not a placeholder
+    labels = np.where(rng.random(len(d)) < 0.05, -1, rng.integers(0, 3, len(d)))
+    report = datavet.audit(d.assign(price=labels), target="price", select="V007")
+    assert report.task == "classification" and report.findings == []

@@ -27,7 +27,7 @@ class SentinelValues(Auditor):
     the rest of its values: missing data filled in with a placeholder.
 
     **What it checks**
-    Numeric features (not the target, not ID-like columns) in each split. A candidate is a
+    Numeric features (not ID-like columns) in each split, and a regression target. A candidate is a
     value that looks typed-in (0, -1, or 99, 999, 9999, ... with either sign) and covers at
     least ``min_share`` (1%) of the column's non-missing rows and ``min_rows`` (10) rows (exact
     counts up to 1,024 distinct values, a heavy-hitter sketch beyond). The other values come
@@ -48,8 +48,10 @@ class SentinelValues(Auditor):
     "unknown") or a missing value explains nothing (a record that lost several fields at
     once), and a code such as 999 stays a finding even where another column explains it (999
     for "no upper bound" exactly where the answer was yes-yes is still read as a number).
-    On 2,345 real tables it named 14 columns in 13 tables, among them a PSAT score of 0 (range
-    20-80), houses with 0 baths, "999" for "above 250" and -99 / -999 / 999 missing-value codes.
+    A regression target is judged the same way, in a finding of its own (a class label's -1 is
+    a class: the label rules look at it). On 2,345 real tables it named 14 columns in 13
+    tables, among them a PSAT score of 0 (range 20-80), houses with 0 baths, "999" for "above
+    250" and -99 / -999 / 999 missing-value codes.
 
     Tensors: the features of 2-D feature tensors (``(N, D)`` torch tensors, ``.npy``/``.npz``/
     ``.pt`` arrays) are checked the same way, named as in the report ('x0', 'x1', ...); there
@@ -97,6 +99,23 @@ class SentinelValues(Auditor):
     def check(self, ctx: AuditContext):
         hint = "replace the placeholder with NaN, impute it on purpose and add a missing flag"
         for profile in ctx.splits:
+            target = self._target(ctx, profile)
+            if target is not None:
+                yield self.finding(
+                    f"The target {target.column!r} in {profile.split} has {target.detail}; "
+                    + (
+                        "a model trained on it learns to predict the placeholder."
+                        if profile.split == "train"
+                        else "a model scored on it is judged against the placeholder."
+                    ),
+                    split=profile.split,
+                    columns=(target.column,),
+                    n_affected=target.n_affected,
+                    examples=target.examples,
+                    metrics=dict(target.metrics),
+                    hint="drop the rows whose target is the placeholder (or set it to NaN): a "
+                    "target has no value to impute",
+                )
             items = self._split(ctx, profile)
             noun = "Column" if profile.tensor is None else "Feature"
             yield from grouped(
@@ -167,6 +186,36 @@ class SentinelValues(Auditor):
                     items.append(item)
                     break
         return items
+
+    def _target(self, ctx: AuditContext, profile: Profile) -> ColumnItem | None:
+        """A regression target's placeholder (price -1 or -999 for "unknown"), judged as a
+        feature's; a class label's -1 is a class, the label rules' business."""
+        o = self.options
+        label, table = profile.label, profile.sample.table
+        if ctx.task != "regression" or label is None or profile.tensor is not None:
+            return None
+        if table is None or ctx.target not in table.column_names:
+            return None
+        present = label.present
+        floor = max(o["min_rows"], o["min_share"] * present)
+        candidates = [
+            (v, c)
+            for v, c in label.values.counts.items()
+            if c >= floor
+            and isinstance(v, (int, float))
+            and sentinel_shaped(float(v))
+            and not (v == 0 and c > o["max_zero_share"] * present)
+        ]
+        if not candidates:
+            return None
+        x, rows = _numbers(table.column(ctx.target), profile.sample.positions)
+        for value, count in sorted(candidates, key=lambda vc: -vc[1]):
+            item = self._judge(
+                ctx.target, float(value), count, present, x, rows, label.values.exact
+            )
+            if item is not None:
+                return item
+        return None
 
     def _judge(self, name, value, count, present, x, rows, exact) -> ColumnItem | None:
         o = self.options
