@@ -187,6 +187,18 @@ class CurveContext:
                 max_progress=opts.get("max_progress", 0.25),
                 start_margin=opts.get("start_margin", 0.25),
             )
+            # a slow climb (1 -> 3 over hundreds of steps) never doubles its recent level: the
+            # training loss against its lowest level (a validation loss that climbs is C006's)
+            if climb is None and name == "train_loss":
+                slow = signals.rise_from_best(
+                    values,
+                    window=int(opts.get("window", 10)),
+                    share=opts.get("rise_share", 0.5),
+                    min_ratio=opts.get("factor", 2.0),
+                )
+                # it fell first, then climbed back over its start: the turn is the onset
+                if slow is not None and (blowup is None or slow.onset < blowup.onset):
+                    return name, steps, values, slow
             found = [d for d in (climb, blowup) if d is not None]
             if not found:
                 return None

@@ -50,8 +50,8 @@ def _lr_from_start(ctx: CurveContext, onset: float) -> str | None:
 
 
 class LossDivergence(CurveRule):
-    """The loss rises by a factor over its recent level, or over its start, and does not come
-    back: divergence, with the step where the climb began.
+    """The loss rises by a factor over its recent level, its start or its lowest level, and
+    does not come back: divergence, with the step where the climb began.
 
     **What it checks**
     The training loss (the validation loss when there is none), point by point. At each step the
@@ -68,6 +68,13 @@ class LossDivergence(CurveRule):
     at least ``factor`` x the starting loss within ``window`` values, after which the loss
     (smoothed over 2 x ``window`` + 1 values) never gets more than ``max_progress`` (25%) below
     its start. Its onset is the first value more than ``start_margin`` (25%) above the start.
+
+    A training loss that falls, then climbs back too slowly for any step to double the level
+    before it (1 -> 3 over hundreds of steps), is judged against its lowest level (smoothed
+    over 2 x ``window`` + 1 values): a divergence when it reaches ``factor`` x that level and
+    climbs back at least ``rise_share`` (half) of what it had learned, without falling back
+    below halfway. Its onset is where it turned. A validation loss that does so is
+    overfitting's sign (C006), not a divergence.
 
     A loss that takes values <= 0 (a Gaussian NLL, a normalising flow, a negative ELBO) has no
     ratio to a level, so neither test applies; its unit is what it learned: the descent from
@@ -126,6 +133,11 @@ class LossDivergence(CurveRule):
             end = f"turned {fmt(d.peak_value)} at {ctx.at(peak_step)}"
         elif d.kind == "rise":
             end = f"reached {fmt(d.peak_value)} at {ctx.at(peak_step)}"
+        elif d.kind == "slow":
+            end = (
+                f"reached {fmt(d.peak_value)} ({fmt(d.peak_value / d.reference)}x) at "
+                f"{ctx.at(peak_step)}"
+            )
         else:
             end = (
                 f"reached {fmt(d.peak_value)} ({fmt(d.peak_value / d.reference)}x) at {ctx.unit} "
@@ -153,6 +165,14 @@ class LossDivergence(CurveRule):
                 if d.nonfinite is None
                 else " (the loss takes values <= 0: the rise is measured against its descent "
                 f"of {fmt(d.end_level)}, not as a ratio)"
+            )
+        elif d.kind == "slow":
+            against = f"its lowest level of {fmt(d.reference)}"
+            end += (
+                f" without coming back: a slow climb over {step_text(peak_step - onset)} "
+                f"{ctx.unit}s, so no {ctx.unit} doubled the level just before it"
+                if d.nonfinite is None
+                else ""
             )
         else:
             against = f"a recent level of {fmt(d.reference)}"

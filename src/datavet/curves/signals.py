@@ -92,7 +92,8 @@ class Divergence:
     nonfinite: int | None  # first non-finite position after onset, if any
     # "climb": rose over its recent level and stayed up; "no_recovery": rose over its starting
     # level (a run too hot from its first updates) and never got back below it; "rise": a loss
-    # that takes values <= 0 rose from its lowest level (reference) by a share of its descent
+    # that takes values <= 0 rose from its lowest level (reference) by a share of its descent;
+    # "slow": a loss > 0 did so and reached a factor x its lowest level, too slowly for "climb"
     kind: str = "climb"
     # no_recovery: the level of the last values; rise: the descent before it (the unit)
     end_level: float = math.nan
@@ -243,7 +244,7 @@ def blowup(
 
 
 def rise_from_best(
-    values: np.ndarray, *, window: int = 10, share: float = 0.5
+    values: np.ndarray, *, window: int = 10, share: float = 0.5, min_ratio: float | None = None
 ) -> Divergence | None:
     """The divergence of a loss that takes values <= 0 (a Gaussian NLL, a flow, a negative
     ELBO), where a ratio to a level means nothing: differences in units of what the run
@@ -256,6 +257,10 @@ def rise_from_best(
     rise, over at least ``window`` values or up to a NaN/inf. The onset is the lowest value in
     the ``window`` values up to the last step where the smoothed loss was within that noise of
     its lowest level. A run that never fell measurably gives no unit, and no finding.
+
+    ``min_ratio`` (a loss > 0, whose slow climb no recent level shows): the smoothed loss must
+    also reach ``min_ratio`` x its lowest level, and comes back when it falls below halfway to
+    that.
     """
     v = np.asarray(values, float)
     bad = np.flatnonzero(~np.isfinite(v))
@@ -271,6 +276,10 @@ def rise_from_best(
     if not descent > 3 * noise:
         return None
     need = max(share * descent, 3 * noise)
+    if min_ratio is not None:
+        if not best > 0:
+            return None
+        need = max(need, (min_ratio - 1) * best)
     high = np.flatnonzero(smooth[b:] >= best + need)
     if not len(high):
         return None
@@ -288,7 +297,8 @@ def rise_from_best(
     else:
         k = int(np.argmax(readable[onset:]))
         peak, peak_value = onset + k, float(readable[onset + k])
-    return Divergence(detect, onset, best, peak, peak_value, first_bad, "rise", descent)
+    kind = "rise" if min_ratio is None else "slow"
+    return Divergence(detect, onset, best, peak, peak_value, first_bad, kind, descent)
 
 
 def blocks(values: np.ndarray, n_blocks: int) -> np.ndarray:
