@@ -85,14 +85,20 @@ ROW_KEY_DISTINCT = 0.9  # a row key names (almost) every row once; a group key r
 def index_columns(fields) -> list[str]:
     """The columns of ``fields`` (``pyarrow.Field`` s) that hold a row index written with the
     data: pandas' ``__index_level_N__`` or R's ``rownames`` of any type, or an unnamed /
-    ``Unnamed: N`` whole-number column. They name or number rows; they describe nothing."""
+    ``Unnamed: N`` whole-number column among the first columns (``to_csv`` writes the index
+    levels first; an unnamed column after a named one is data someone left unnamed). They name
+    or number rows; they describe nothing."""
     import pyarrow as pa
 
     out = []
+    leading = True
     for f in fields:
         typ = getattr(f.type, "value_type", f.type)
-        if INDEX_LEVEL.match(f.name) or (INDEX_NAME.match(f.name) and pa.types.is_integer(typ)):
+        unnamed = INDEX_NAME.match(f.name) and pa.types.is_integer(typ)
+        if INDEX_LEVEL.match(f.name) or (unnamed and leading):
             out.append(f.name)
+        else:
+            leading = False
     return out
 
 
