@@ -119,3 +119,28 @@ def test_the_planted_table_flags_x3_only(planted):
     train, _ = planted
     (f,) = run(train).findings
     assert f.columns == ("x3",) and f.n_affected == len(train)
+
+
+def test_constant_dates_times_and_decimals_read_as_written():
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    n = 50
+    table = pa.table(
+        {
+            "d": pa.array([datetime.date(2020, 1, 2)] * n),
+            "t": pa.array([datetime.datetime(2020, 1, 2, 10, 0)] * n),
+            "dur": pa.array([datetime.timedelta(minutes=90)] * n),
+            "price": pa.array([decimal.Decimal("1.50")] * n, pa.decimal128(5, 2)),
+            "city": pa.array(["Oslo"] * n),
+            "x": pa.array([float(i) for i in range(n)]),
+        }
+    )
+    report = datavet.audit(table, select="F001")
+    (f,) = report.findings
+    for shown in ("'d' (all 2020-01-02)", "'t' (all 2020-01-02 10:00:00)", "(all 1:30:00)"):
+        assert shown in f.message
+    assert "(all 1.5)" in f.message and "(all 'Oslo')" in f.message
+    assert "datetime." not in f.message and "Decimal(" not in f.message

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import datetime
+import decimal
 import math
 from typing import TYPE_CHECKING
 
@@ -80,10 +82,10 @@ class ConstantFeature(Auditor):
             missing = f" ({col.missing:,} missing)" if col.missing else ""
             messages[col.name] = (
                 f"Column {col.name!r} is constant in train: all {col.present:,} non-missing "
-                f"values are {value!r}{missing}."
+                f"values are {_shown(value)}{missing}."
             )
             items.append(
-                ColumnItem(col.name, f"all {value!r}", col.present, metrics={"distinct": 1})
+                ColumnItem(col.name, f"all {_shown(value)}", col.present, metrics={"distinct": 1})
             )
         yield from grouped(
             self,
@@ -137,3 +139,15 @@ def tensor_message(parts: ConstantParts, split: str) -> str:
         f"{parts.others:,} of {parts.positions:,} input positions are constant in {split} "
         f"(one value in every sample): {parts.where}."
     )
+
+
+def _shown(value) -> str:
+    """A constant value as a user writes it: dates, times and durations in ISO form, decimals
+    as numbers; text (quoted) and numbers as Python writes them."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (datetime.timedelta, decimal.Decimal)):
+        return str(value)
+    return repr(value)
