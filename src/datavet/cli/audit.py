@@ -9,7 +9,7 @@ import sys
 
 from datavet import outputs
 from datavet.cli import options, plan
-from datavet.errors import UsageError
+from datavet.errors import InputError, UsageError
 from datavet.output import _one_line, render_many
 
 
@@ -218,11 +218,20 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json" and len(jobs) > 1:
         names = ", ".join(j.name or j.train for j in jobs)
         raise UsageError(f"--format json holds one report; {len(jobs)} to audit ({names})")
-    results = []
+    results, unreadable = [], 0
     for job in jobs:
         if len(jobs) > 1:
             print(f"datavet: auditing {_one_line(job.name or job.train)}", file=sys.stderr)
-        results.append((job, _audit_job(args, settings, job)))
+        try:
+            results.append((job, _audit_job(args, settings, job)))
+        except InputError as exc:
+            if len(jobs) == 1:
+                raise
+            # one unreadable file of several: its error, and the others' reports all the same
+            print(f"datavet: error: {_one_line(exc)}", file=sys.stderr)
+            unreadable += 1
+    if not results:
+        return 2
     options.mark_exit_zero([report for _, report in results], args)
     # several audits: each is named (a file outside the config by its path)
     items = [
@@ -230,12 +239,15 @@ def run(args: argparse.Namespace) -> int:
         for job, report in results
     ]
     text = render_many(items, args.format, **options.text_options(args))
-    for html, (_job, report) in zip(_html_paths(args, jobs), results):
-        options.write_html(policy, html, report.to_html())
+    html_of = dict(zip((id(job) for job in jobs), _html_paths(args, jobs)))
+    for job, report in results:
+        if id(job) in html_of:
+            options.write_html(policy, html_of[id(job)], report.to_html())
     options.write_output_formats(policy, args, items)
     options.append_step_summary(policy, args, items)
     options.emit(policy, args, text)
     for _, report in results:  # exit 2 from a crashed rule always says which, on stderr
         for line in report.crash_lines():
             print(line, file=sys.stderr)
-    return options.gate(max(report.exit_code() for _, report in results), args)
+    code = options.gate(max(report.exit_code() for _, report in results), args)
+    return 2 if unreadable else code
