@@ -235,7 +235,8 @@ def test_ignore_removes_from_the_selection():
     assert codes_of(select_rules(ignore=["F", "S"])) == [
         r.code for r in RULES if r.code[0] not in "FS"
     ]
-    assert select_rules("S001", ignore="S") == []
+    with pytest.raises(datavet.UsageError, match="no rule left to run"):
+        select_rules("S001", ignore="S")
 
 
 def test_names_codes_lists_and_commas_and_code_order():

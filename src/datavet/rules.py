@@ -252,10 +252,12 @@ def _probe_matches(selector: str, pool: list[type[Probe]], runner: str) -> list[
         raise UsageError(
             f"{', '.join(p.code for p in others)} cannot be selected here: they need {NEEDS[need]}"
         )
-    if not found:
-        raise UsageError(
-            f"unknown probe selector {selector!r}: use a code (M002), a prefix (M00) or a name "
-            "(cannot-overfit-batch); `datavet rules` lists them"
+    if not found:  # no probe at all: another command's rule, or unknown
+        return match_selector(
+            selector,
+            pool,
+            what="probe",
+            example="a code (M002), a prefix (M00) or a name (cannot-overfit-batch)",
         )
     return found
 

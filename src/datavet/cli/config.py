@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from datavet import outputs
 from datavet.cli import plan
 from datavet.cli.audit import share
+from datavet.config.text import display
 
 
 def add_parser(sub, audit: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -25,6 +27,13 @@ def add_parser(sub, audit: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from datavet.output.json import dumps
 
+    # `datavet config > datavet.toml` (or `>> pyproject.toml`): the shell opens the file before
+    # datavet reads it, so the settings printed would be an empty file's, or break the file
+    path = plan.config_path(args)
+    reads = outputs.reads(("config file", display(path) if path is not None else None))
+    outputs.Outputs(reads).check_stdout(
+        what="settings", remedy="print them to another file, then rename it"
+    )
     settings = plan.from_args(args)
     if args.format == "json":
         payload = {"config": str(settings.config) if settings.config else None}

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from datavet.config import Dataset, Settings, excluded, load
+from datavet.config import Dataset, Settings, excluded, find_config, load
 from datavet.config.text import display
 from datavet.errors import UsageError
+from datavet.framework import NothingSelected
 
 
 @dataclass(frozen=True)
@@ -32,22 +33,45 @@ class Job:
     delimiter: str | None = None
 
 
+def config_path(args) -> Path | None:
+    """The config file a parsed command line reads: ``--config``, else the one found; None with
+    ``--isolated``."""
+    if _isolated(args):
+        return None
+    config = getattr(args, "config", None)
+    return Path(config) if config is not None else find_config()
+
+
+def _isolated(args) -> bool:
+    """``--isolated``; with ``--config`` too it is a usage error: the file named would be
+    ignored."""
+    if not getattr(args, "isolated", False):
+        return False
+    if getattr(args, "config", None) is not None:
+        raise UsageError("--config and --isolated cannot be used together")
+    return True
+
+
 def from_args(args) -> Settings:
     """Settings for a parsed command line: the config file (``--config``, or found; none with
     ``--isolated``) with the flags over it."""
-    if getattr(args, "isolated", False):
-        settings = Settings()
-    else:
-        settings = load(getattr(args, "config", None))
-    return settings.override(
-        select=getattr(args, "select", None),
-        extend_select=getattr(args, "extend_select", None),
-        ignore=getattr(args, "ignore", None),
-        fail_on=getattr(args, "fail_on", None),
-        target=None,  # --target applies to the audited data, not to the file's default
-        task=None,
-        baselines=None if getattr(args, "baselines", True) else False,
-    )
+    settings = Settings() if _isolated(args) else load(getattr(args, "config", None))
+    flags = {k: getattr(args, k, None) for k in ("select", "extend_select", "ignore")}
+    try:
+        return settings.override(
+            **flags,
+            fail_on=getattr(args, "fail_on", None),
+            target=None,  # --target applies to the audited data, not to the file's default
+            task=None,
+            baselines=None if getattr(args, "baselines", True) else False,
+        )
+    except NothingSelected as exc:
+        # --select replaces the file's selection; otherwise the file's part of it shows too
+        if settings.config is None or flags["select"]:
+            raise
+        file = display(settings.config)
+        where = f"{file} and the command line" if any(flags.values()) else file
+        raise UsageError(f"{exc} ({where})") from None
 
 
 def plan(settings: Settings, args) -> list[Job]:

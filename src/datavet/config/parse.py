@@ -85,13 +85,14 @@ def _has_tool_table(path: Path) -> bool:
 def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
     """Read the settings from ``path``, or from :func:`find_config` when it is None.
 
-    Without a config file the defaults are returned. Raises :class:`ConfigError`.
+    Without a config file the defaults are returned. Raises :class:`ConfigError`, also for a
+    found ``datavet.toml`` without a key that hides a ``[tool.datavet]`` table beside it.
     """
-    if path is None:
-        found = find_config(start)
-        if found is None:
+    found = path is None
+    if found:
+        path = find_config(start)
+        if path is None:
             return Settings()
-        path = found
     path = Path(path)
     shown = display(path)
     try:
@@ -99,6 +100,8 @@ def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
     except FileNotFoundError:
         raise ConfigError(f"{shown}: config file not found") from None
     data = _loads(text, shown)
+    if found and not data:
+        _check_shadow(path)
     if path.name == "pyproject.toml" or set(data) == {"tool"}:  # a pyproject under another name
         prefix = ("tool", "datavet")
         tool = data.get("tool", {})
@@ -109,6 +112,19 @@ def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
         prefix = ()
         table = data
     return parse(table, source=path, prefix=prefix, text=text)
+
+
+def _check_shadow(path: Path) -> None:
+    """A found config without a key (``datavet config > datavet.toml`` leaves one: the shell
+    creates the file first) must not silently replace the ``[tool.datavet]`` table of the
+    ``pyproject.toml`` beside it: the project's selection and gate would be lost."""
+    pyproject = path.with_name("pyproject.toml")
+    if path.name == "datavet.toml" and pyproject.is_file() and _has_tool_table(pyproject):
+        shown = display(path)
+        raise ConfigError(
+            f"{shown}: holds no settings but hides [tool.datavet] in {display(pyproject)} "
+            f"(datavet.toml wins in one folder): delete {shown}, or move the settings into it"
+        )
 
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -266,12 +282,8 @@ class _Parser:
         for sel in out:
             try:
                 match_selector(sel, RULES)
-            except UsageError:
-                raise self.error(
-                    (key,),
-                    f"unknown rule selector {sel!r}: use a code (V001), a prefix (V, F00) or a "
-                    "name (nan-values); `datavet rules` lists them",
-                ) from None
+            except UsageError as exc:
+                raise self.error((key,), str(exc)) from None
         return out
 
     def globs(self, table: Mapping, key: str) -> tuple[str, ...]:
@@ -290,26 +302,45 @@ class _Parser:
         return tuple(value)
 
     def rule(self, keys: tuple[str, ...]) -> str:
-        from datavet.rules import BY_CODE, BY_NAME
+        from datavet.framework import elsewhere
+        from datavet.rules import BY_CODE, BY_NAME, RULES
 
         key = keys[-1]
         rule = BY_CODE.get(key.strip().upper()) or BY_NAME.get(key.strip().lower())
         if rule is None:
+            other = elsewhere(key, RULES) if key.strip() else None
+            if other is not None:
+                raise self.error(keys, other)
             close = difflib.get_close_matches(key.upper(), list(BY_CODE), n=1)
             maybe = f" (did you mean {close[0]!r}?)" if close else ""
             raise self.error(keys, f"unknown rule {key!r}{maybe}; `datavet rules` lists them")
         return rule.code
+
+    def rule_keys(self, table: Mapping, where: str) -> dict[str, str]:
+        """``{key: code}`` for a table keyed by rule. One rule under two spellings (``S001`` and
+        ``train-test-overlap``) is an error: which one won would depend on the order of the
+        lines."""
+        codes: dict[str, str] = {}
+        for key in table:
+            code = self.rule((where, key))
+            first = next((k for k, c in codes.items() if c == code), None)
+            if first is not None:
+                raise self.error(
+                    (where,),
+                    f"{first!r} and {key!r} both name {code}: give its settings under one key",
+                )
+            codes[key] = code
+        return codes
 
     def severity_table(self, table: Any) -> dict[str, Severity]:
         if table is None:
             return {}
         if not isinstance(table, Mapping):
             raise self.error(("severity",), f"expected a table, got {type_name(table)}")
-        out = {}
-        for key in table:
-            code = self.rule(("severity", key))
-            out[code] = self.severity(table, ("severity", key))
-        return out
+        return {
+            code: self.severity(table, ("severity", key))
+            for key, code in self.rule_keys(table, "severity").items()
+        }
 
     def thresholds(self, table: Any) -> dict[str, Mapping[str, float]]:
         from datavet.rules import BY_CODE
@@ -319,8 +350,8 @@ class _Parser:
         if not isinstance(table, Mapping):
             raise self.error(("thresholds",), f"expected a table, got {type_name(table)}")
         out = {}
-        for key, values in table.items():
-            code = self.rule(("thresholds", key))
+        for key, code in self.rule_keys(table, "thresholds").items():
+            values = table[key]
             known = BY_CODE[code].thresholds
             where = ("thresholds", key)
             if not isinstance(values, Mapping):
@@ -375,11 +406,8 @@ class _Parser:
         for sel in out:
             try:
                 match_selector(sel, RULES)
-            except UsageError:
-                raise self.error(
-                    (*where, "rules"),
-                    f"unknown rule selector {sel!r}; `datavet rules` lists them",
-                ) from None
+            except UsageError as exc:
+                raise self.error((*where, "rules"), str(exc)) from None
         return out
 
     def datasets(self, table: Any, text: str | None) -> dict[str, Dataset]:
