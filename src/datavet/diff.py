@@ -7,27 +7,37 @@ becoming 30) and it is then listed as changed. Exit codes, for a gate on a refre
 
 - 0: nothing new at or above fail-on (old problems that persist do not fail the diff);
 - 1: a finding at or above fail-on appeared, or an existing one rose to it;
-- 2: the diff could not be made (a file unreadable or not a datavet JSON report), or the new
-  audit itself did not finish (a rule crashed, so its findings are incomplete).
+- 2: the diff could not be made (a file unreadable or not a datavet JSON report, the two reports
+  of different kinds: an audit, a training-log diagnosis, a model probe), or the new audit itself
+  did not finish (a rule crashed, so its findings are incomplete).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from datavet._io import MIB, TooLarge, read_bounded, too_deep
 from datavet._version import __version__
-from datavet.errors import InputError
+from datavet.errors import InputError, UsageError
 from datavet.findings import Severity, column_set
 
 DIFF_SCHEMA_VERSION = 1
 MAX_REPORT_BYTES = 256 * MIB  # a report of a million findings is a few hundred MB at most
 MAX_DEPTH = 32  # a datavet report nests 6 levels deep
+
+
+def not_a_directory(path: str | Path) -> None:
+    """InputError when ``path`` is a directory. Checked before the output paths, whose checks
+    would otherwise blame ``-o reports/x.sarif`` for lying inside the folder given as a report."""
+    if os.path.isdir(path):
+        raise InputError(str(path), "is a directory, not a datavet JSON report")
 
 
 def load_report(path: str | Path) -> dict:
@@ -86,22 +96,8 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _finding(f: Any) -> bool:
-    """Whether ``f`` is a finding as datavet writes it: what the diff keys on, compares and
-    prints (code, name, split, columns, severity, message) of the expected types."""
-    if not isinstance(f, dict):
-        return False
-    split, columns, examples = f.get("split"), f.get("columns"), f.get("examples")
-    return (
-        _word(f.get("code"))
-        and _word(f.get("name"))
-        and (split is None or _word(split))
-        and (columns is None or (isinstance(columns, list) and all(map(_string, columns))))
-        and (examples is None or (isinstance(examples, list) and all(map(_whole, examples))))
-        and f.get("severity") in _LEVELS
-        and isinstance(f.get("message"), str)
-        and (f.get("hint") is None or isinstance(f.get("hint"), str))
-    )
+def _count(value: Any) -> bool:
+    return _whole(value) and value >= 0
 
 
 def _string(value: Any) -> bool:
@@ -112,10 +108,56 @@ def _optional_string(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
+def _number(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    )
+
+
+# Each field of a finding and of an outcome that a renderer or the diff reads, with the check and
+# what report.schema.json says it holds (the schema itself needs jsonschema, a dev dependency).
+_FINDING: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("code", _word, "a rule code"),
+    ("name", _word, "a rule name"),
+    ("severity", lambda v: v in _LEVELS, "info, warning or error"),
+    ("message", _string, "a string"),
+    ("split", lambda v: v is None or _word(v), "a split name or null"),
+    ("columns", lambda v: isinstance(v, list) and all(map(_string, v)), "a list of strings"),
+    ("n_affected", lambda v: v is None or _count(v), "a whole number >= 0 or null"),
+    ("examples", lambda v: isinstance(v, list) and all(map(_count, v)), "a list of row numbers"),
+    (
+        "metrics",
+        lambda v: isinstance(v, dict) and all(map(_number, v.values())),
+        "an object of numbers",
+    ),
+    ("hint", _optional_string, "a string or null"),
+)
+_OUTCOME: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("code", _word, "a rule code"),
+    ("name", _word, "a rule name"),
+    ("status", lambda v: v in _STATUSES, ", ".join(_STATUSES)),
+    ("reason", _optional_string, "a string or null"),
+    ("traceback", _optional_string, "a string or null"),
+)
+
+
+def _problem(item: Any, where: str, fields) -> str | None:
+    """The first field of ``item`` (a finding or an outcome at ``where``) that is not as datavet
+    writes it, as ``findings[0].columns: expected a list of strings``; None when all are."""
+    if not isinstance(item, dict):
+        return f"{where}: expected an object"
+    for name, ok, expected in fields:
+        if name not in item:
+            return f"{where}.{name}: missing"
+        if not ok(item[name]):
+            return f"{where}.{name}: expected {expected}"
+    return None
+
+
 def check_report(data: Any, shown: str = "report") -> dict:
     """``data`` when it is a complete datavet report (``Report.to_dict()``, or a ``--format
     json`` report read back), with every field ``datavet diff`` and ``datavet render`` use of
-    the type they expect; InputError naming ``shown`` when it is not."""
+    the type they expect; InputError naming ``shown`` and the first bad field when it is not."""
     if not isinstance(data, dict) or data.get("tool") != "datavet" or "findings" not in data:
         raise InputError(shown, "not a datavet JSON report (write one with --format json)")
     if data.get("schema_version") != 1:
@@ -123,11 +165,11 @@ def check_report(data: Any, shown: str = "report") -> dict:
             shown, f"report schema_version {data.get('schema_version')!r} is not supported (1)"
         )
     findings = data["findings"]
-    if not isinstance(findings, list) or not all(
-        isinstance(f, dict) and {"code", "severity", "message"} <= set(f) for f in findings
-    ):
-        raise InputError(shown, "malformed findings list")
-    for f in findings:
+    if not isinstance(findings, list):
+        raise InputError(shown, "malformed findings list (findings: expected a list)")
+    for i, f in enumerate(findings):
+        if not (isinstance(f, dict) and {"code", "severity", "message"} <= set(f)):
+            raise InputError(shown, f"malformed findings list (findings[{i}])")
         if f["severity"] not in _LEVELS:
             raise InputError(shown, f"unknown severity {f['severity']!r} in a finding")
 
@@ -142,8 +184,8 @@ def check_report(data: Any, shown: str = "report") -> dict:
     if data["exit_code"] not in (0, 1, 2):
         raise bad(f"exit_code {data['exit_code']!r}")
     for name, value in data["counts"].items():
-        if name not in _LEVELS or not _whole(value):
-            raise bad("counts")
+        if name not in _LEVELS or not _count(value):
+            raise bad(f"counts.{name}: expected a whole number >= 0")
     task = data.get("task")
     if task is not None and not _word(task):
         raise bad("task")
@@ -153,27 +195,23 @@ def check_report(data: Any, shown: str = "report") -> dict:
         fmt = d.get("format")
         if not (isinstance(fmt, str) and _SPACED.fullmatch(fmt)):
             raise bad(f"datasets.{split}.format")
-        if not _whole(d.get("rows")):
+        if not _count(d.get("rows")):
             raise bad(f"datasets.{split}.rows")
     ignored = data.get("ignored")
     if ignored is not None and not isinstance(ignored, list):
         raise bad("no valid 'ignored'")
-    for item in ignored or ():
+    for i, item in enumerate(ignored or ()):
         if not isinstance(item, dict) or not isinstance(item.get("finding"), dict):
-            raise bad("ignored")
-    for f in [*findings, *(item["finding"] for item in ignored or ())]:
-        if not _finding(f):
-            raise bad("a finding's code, name, split, columns, severity or message")
-    for o in data["outcomes"]:
-        if not (
-            isinstance(o, dict)
-            and _word(o.get("code"))
-            and _word(o.get("name"))
-            and o.get("status") in _STATUSES
-            and _optional_string(o.get("reason"))
-            and _optional_string(o.get("traceback"))
-        ):
-            raise bad("an outcome's code, name, status, reason or traceback")
+            raise bad(f"ignored[{i}].finding: expected an object")
+    items = [(f"findings[{i}]", f, _FINDING) for i, f in enumerate(findings)]
+    items += [
+        (f"ignored[{i}].finding", x["finding"], _FINDING) for i, x in enumerate(ignored or ())
+    ]
+    items += [(f"outcomes[{i}]", o, _OUTCOME) for i, o in enumerate(data["outcomes"])]
+    for where, item, fields in items:
+        problem = _problem(item, where, fields)
+        if problem:
+            raise bad(problem)
     baselines = data.get("baselines")
     if baselines is not None and not (isinstance(baselines, dict) and "skipped" in baselines):
         raise bad("baselines")
@@ -262,10 +300,30 @@ class Diff:
         }
 
 
-def diff(old, new) -> Diff:
-    """Compare two reports (Report objects, or dicts as ``--format json`` writes them)."""
-    old = check_report(old if isinstance(old, Mapping) else old.to_dict(), "old report")
-    new = check_report(new if isinstance(new, Mapping) else new.to_dict(), "new report")
+def kind(data: Mapping) -> str:
+    """What a report is a report of, in words: only reports of one kind can be compared (an
+    audit against a training-log diagnosis would list every data finding as resolved)."""
+    if data.get("curves") is not None:
+        return "a training-log diagnosis (datavet curves)"
+    probes = data.get("probes")
+    if probes is not None:
+        if isinstance(probes, Mapping) and probes.get("kind") == "monitor":
+            return "a gradient monitor's record"
+        return "a model probe (datavet probe)"
+    return "a data audit (datavet audit)"
+
+
+def diff(old, new, *, names: tuple[str, str] = ("old report", "new report")) -> Diff:
+    """Compare two reports of one kind (Report objects, or dicts as ``--format json`` writes
+    them); ``names`` name them in errors. InputError when either is not a complete report,
+    UsageError when they are reports of different kinds."""
+    old = check_report(old if isinstance(old, Mapping) else old.to_dict(), names[0])
+    new = check_report(new if isinstance(new, Mapping) else new.to_dict(), names[1])
+    if kind(old) != kind(new):
+        raise UsageError(
+            f"{names[0]} is {kind(old)} and {names[1]} is {kind(new)}: diff compares two "
+            "reports of one kind"
+        )
     remaining: dict[tuple, list[dict]] = {}
     for f in old["findings"]:
         remaining.setdefault(key(f), []).append(f)

@@ -350,17 +350,17 @@ def test_diff_refuses_to_write_over_its_own_input(which, tmp_path, capsys):
 
 
 def test_diff_refuses_a_file_that_is_not_a_report(tmp_path, capsys):
-    old, notes = _json_report(tmp_path), tmp_path / "notes.txt"
+    old, new, notes = _json_report(tmp_path), _json_report(tmp_path, "new.json"), tmp_path / "n.txt"
     notes.write_text(NOT_OURS)
-    refused(capsys, ["diff", old, old, "--output", notes], notes, problem=["--force"])
+    refused(capsys, ["diff", old, new, "--output", notes], notes, problem=["--force"])
 
 
 def test_diff_rewrites_its_own_result(tmp_path, capsys):
-    old = _json_report(tmp_path)
+    old, new = _json_report(tmp_path), _json_report(tmp_path, "new.json")
     for fmt in ("text", "json"):
         result = tmp_path / f"diff.{fmt}"
         for _ in range(2):
-            code, _, err = run_cli(capsys, ["diff", old, old, "--format", fmt, "-o", result])
+            code, _, err = run_cli(capsys, ["diff", old, new, "--format", fmt, "-o", result])
             assert code == 0, err
 
 

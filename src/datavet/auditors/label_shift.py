@@ -100,7 +100,12 @@ class LabelShift(Auditor):
             if unavailable is not None:
                 raise unavailable
             return
-        yield from self._medians(*robust, test)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                found = list(self._medians(*robust, test))
+        except OverflowError:
+            raise Skip("target values too large for float64 moments (overflow)") from None
+        yield from found
 
     def _moments(self, train, test):
         with np.errstate(over="ignore", invalid="ignore"):
@@ -158,12 +163,19 @@ class LabelShift(Auditor):
         from datavet._stats import t as student_t
 
         n1, n2 = len(a.x), len(b.x)
-        pooled = math.sqrt(((n1 - 1) * a.scale**2 + (n2 - 1) * b.scale**2) / (n1 + n2 - 2))
-        if not pooled > 0 or a.median == b.median:
+        # d, t and p do not depend on the unit: computed on values divided by a power of two
+        # near their spread (exact), as squares of targets near 1e300 overflow
+        unit = math.frexp(max(a.scale, b.scale, abs(a.median), abs(b.median)))[1]
+        xa, xb = np.ldexp(a.x, -unit), np.ldexp(b.x, -unit)
+        (ma, sa), (mb, sb) = (
+            (math.ldexp(s.median, -unit), math.ldexp(s.scale, -unit)) for s in (a, b)
+        )
+        pooled = math.sqrt(((n1 - 1) * sa**2 + (n2 - 1) * sb**2) / (n1 + n2 - 2))
+        if not pooled > 0 or ma == mb:
             return
-        d = (b.median - a.median) / pooled
-        (t1, v1, h1), (t2, v2, h2) = _trimmed(a.x), _trimmed(b.x)
-        if not v1 + v2 > 0:
+        d = (mb - ma) / pooled
+        (t1, v1, h1), (t2, v2, h2) = _trimmed(xa), _trimmed(xb)
+        if not (v1 + v2 > 0 and math.isfinite(v1 + v2)):
             return
         t = (t2 - t1) / math.sqrt(v1 + v2)
         df = (v1 + v2) ** 2 / (v1**2 / (h1 - 1) + v2**2 / (h2 - 1))
@@ -171,10 +183,10 @@ class LabelShift(Auditor):
         if abs(d) < self.options["min_d"] or p >= self.options["alpha"]:
             return
         extreme = [
-            (abs(v - s.median) / s.scale, v, split, row)
-            for s, split in ((a, "train"), (b, "test"))
-            for v, row in zip(s.x, s.rows, strict=True)
-            if abs(v - s.median) > self.options["extreme_z"] * s.scale
+            (z, v, split, row)
+            for s, x, m, sc, split in ((a, xa, ma, sa, "train"), (b, xb, mb, sb, "test"))
+            for v, z, row in zip(s.x, np.abs(x - m) / sc, s.rows, strict=True)
+            if z > self.options["extreme_z"]
         ]
         extreme.sort(key=lambda e: -e[0])
         named = ", ".join(
@@ -227,8 +239,11 @@ def _robust(profile, name: str) -> _Sample | None:
     x, rows = _numbers(table.column(name), profile.sample.positions)
     if len(x) < 5:
         return None
-    median = float(np.median(x))
-    scale = 1.4826 * float(np.median(np.abs(x - median)))
+    with np.errstate(over="ignore", invalid="ignore"):  # targets near the float64 limit
+        median = float(np.median(x))
+        scale = 1.4826 * float(np.median(np.abs(x - median)))
+    if not (math.isfinite(median) and math.isfinite(scale)):
+        return None
     return _Sample(x, rows, median, scale, profile.sample.is_sample)
 
 

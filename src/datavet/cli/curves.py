@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from datavet import outputs
 from datavet.cli import options
+from datavet.errors import InputError
 
 # Every renderer of the registry: text shows a curve report as the curve view (each finding with
 # its likely causes); CI reads a curve report as it reads an audit (JUnit, SARIF, annotations).
@@ -50,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from datavet.api.curves import diagnose_curves
     from datavet.output import render
 
+    if os.path.isdir(args.log):  # said first: the output checks would blame a path inside it
+        raise InputError(args.log, "is a directory, not a training log")
     plan = options.plan_outputs(args, outputs.reads(("log", args.log)))
     report = diagnose_curves(
         args.log,

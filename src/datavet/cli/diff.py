@@ -4,10 +4,12 @@ reports (the comparison is :mod:`datavet.diff`)."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from datavet import outputs
 from datavet.cli import options
-from datavet.diff import diff, load_report, render_text
+from datavet.diff import diff, load_report, not_a_directory, render_text
+from datavet.errors import UsageError
 from datavet.output.json import dumps
 
 FORMATS = ("text", "json")  # a diff is not a report: its own two renderings
@@ -19,7 +21,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="findings that appeared or went away between two JSON reports",
         description="Compare two `datavet audit --format json` reports of a dataset. Exit 0: "
         "nothing new at or above --fail-on; 1: something new (or worse) at or above it; 2: "
-        "could not compare, or the new audit did not finish.",
+        "could not compare (a report unreadable, OLD and NEW one file, or reports of different "
+        "kinds: an audit, a curves diagnosis, a probe), or the new audit did not finish.",
     )
     d.add_argument("old", metavar="OLD", help="the earlier report (JSON)")
     d.add_argument("new", metavar="NEW", help="the later report (JSON)")
@@ -36,6 +39,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """``datavet diff`` from parsed arguments (old, new, format, fail_on, output)."""
+    not_a_directory(args.old)
+    not_a_directory(args.new)
+    if _same_file(args.old, args.new):  # a job wired to one path twice: always "unchanged"
+        raise UsageError(
+            f"OLD {args.old} and NEW {args.new} are the same file: name the earlier report as OLD"
+        )
     plan = outputs.Outputs(
         outputs.reads(("old report", args.old), ("new report", args.new)),
         force=getattr(args, "force", False),
@@ -43,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         plan.claim("--output", args.output)
     old, new = load_report(args.old), load_report(args.new)
-    d = diff(old, new)
+    d = diff(old, new, names=(args.old, args.new))
     fail_on = args.fail_on or new.get("fail_on") or "error"
     if args.format == "json":
         text = dumps(d.to_dict(fail_on)) + "\n"
@@ -51,3 +60,11 @@ def run(args: argparse.Namespace) -> int:
         text = render_text(d, fail_on)
     options.emit(plan, args, text)
     return d.exit_code(fail_on)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths lead to one file (the same path, a link, a hard link)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # a missing file is reported when it is read
+        return False

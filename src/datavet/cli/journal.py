@@ -39,8 +39,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     common.add_argument(
         "--force",
         action="store_true",
-        help="write the journal over a file that is not a datavet journal (never over a config "
-        "file given to --config-diff)",
+        help="replace a Markdown file beside the journal that is not its view (never a "
+        "report; the journal itself is always a datavet journal, never a config file given to "
+        "--config-diff)",
     )
     common.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
     js = p.add_subparsers(dest="journal_command", metavar="ACTION")
@@ -111,6 +112,13 @@ def run(args: argparse.Namespace) -> int:
     outputs.Outputs(outputs.reads(("journal", journal.path))).check_stdout(
         what="output", remedy="redirect standard output elsewhere"
     )
+    if cmd in ("search", "list", "show") and not journal.path.exists():
+        journal.check_folder()
+        # a misspelt file name in an existing folder must not pass for an empty journal
+        print(
+            f"datavet: note: no journal at {journal.path} yet (datavet journal add starts it)",
+            file=sys.stderr,
+        )
     if cmd == "add":
         config = None
         if args.config_diff:

@@ -13,7 +13,7 @@ from typing import Any
 
 from datavet import outputs
 from datavet.cli import options
-from datavet.diff import load_report
+from datavet.diff import load_report, not_a_directory
 from datavet.errors import InputError, UsageError
 from datavet.output import render_many
 from datavet.output.text import clean
@@ -85,6 +85,8 @@ def run(args) -> int:
     several = len(args.reports) > 1
     if args.html and several:
         raise UsageError("--html holds one report; render one REPORT at a time")
+    for path in args.reports:
+        not_a_directory(path)
     plan = options.plan_outputs(args, outputs.reads(many=(("report", p) for p in args.reports)))
     options.claim_output_formats(plan, args, several=several)
     summary = options.step_summary(args)

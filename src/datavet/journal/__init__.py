@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from datavet import outputs
-from datavet.errors import InputError, UsageError
+from datavet.errors import InputError, OutputError, UsageError
 from datavet.journal.configs import config_diff, load_config
 from datavet.journal.entries import (
     DEFAULT_NAME,
@@ -176,6 +176,7 @@ class Journal:
                 raise InputError(str(self.path), "is not a regular file: a journal is a file")
             text = read_bounded(self.path, 256 * MIB).decode("utf-8")
         except FileNotFoundError:
+            self.check_folder()  # `list` on a typo must not look like an empty journal
             return []
         except TooLarge as exc:
             raise InputError(str(self.path), f"{exc}: not a datavet journal") from None
@@ -215,17 +216,37 @@ class Journal:
         Checked before the lock file is made, so a refusal leaves the folder untouched."""
         if self.path.exists() and not self.path.is_file():
             raise InputError(str(self.path), "is not a regular file: a journal is a file")
+        self.check_folder()
+        plan = outputs.Outputs(self.reads, force=self.force)
+        # the journal's own content is checked below, whatever --force says
+        plan.claim("--journal", self.path, owned=lambda _: True, what="journal")
+        if self.path.exists() and not is_journal(self.path):
+            # its lines are kept and entries added after them: a report or a data file would
+            # be broken, so --force never applies here
+            raise OutputError(
+                str(self.path),
+                "exists and is not a datavet journal; --journal would write entries into it "
+                "(--force does not change this): choose another path",
+            )
+        view = self.markdown_path
+        if self.force and not is_journal_view(view) and outputs.is_datavet_output(view):
+            raise OutputError(
+                str(view),
+                "is a datavet report; the journal's Markdown view would replace it (--force "
+                "does not change this): choose another journal path",
+            )
+        plan.claim("--journal", view, owned=is_journal_view, what="journal view")
+        return plan
+
+    def check_folder(self) -> None:
+        """A typo in --journal or $DATAVET_JOURNAL would start a second journal unnoticed, or
+        show an empty one: the folder must exist."""
         folder = self.path.absolute().parent
         if not folder.is_dir():
-            # a typo in --journal or $DATAVET_JOURNAL would start a second journal unnoticed
             raise UsageError(
                 f"the journal's folder {folder} does not exist: check the path (--journal, "
                 "$DATAVET_JOURNAL) or create the folder first"
             )
-        plan = outputs.Outputs(self.reads, force=self.force)
-        plan.claim("--journal", self.path, owned=is_journal, what="journal")
-        plan.claim("--journal", self.markdown_path, owned=is_journal_view, what="journal view")
-        return plan
 
     def _write(self, items: list[dict | str], plan: outputs.Outputs | None = None) -> None:
         plan = plan or self._outputs()
