@@ -9,15 +9,25 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 # `.NAME.PID.RANDOM.tmp`: the pid lets the next write beside NAME remove what a killed writer left
 _TEMP = re.compile(r"\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp")
 
 
-def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
+def write_atomic(
+    path: str | os.PathLike,
+    text: str | bytes,
+    *,
+    may_replace: Callable[[str], None] | None = None,
+) -> None:
     """Write to a temporary file beside ``path`` and rename it into place: readers never see a
     half-written report, and a failure leaves any previous file intact.
+
+    ``may_replace(PATH)`` is called right before a file at ``PATH`` (the target) is replaced and
+    raises to keep it; with it, a new file is linked into place, so one that appeared meanwhile
+    is never replaced unseen.
 
     A symbolic link is written through (its target is replaced, the link stays; the temporary
     file is made beside the target, also for ``/proc/self/fd/N`` and ``/dev/fd/N``). An existing
@@ -59,10 +69,31 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
         os.chmod(tmp, _mode(path))  # mkstemp makes 0600; a report is as readable as any file
-        os.replace(tmp, path)
+        _place(tmp, path, may_replace)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _place(tmp: str, path: Path, may_replace: Callable[[str], None] | None) -> None:
+    """Move the written temporary file ``tmp`` to ``path``. Under ``may_replace`` a hard link
+    creates ``path`` only where nothing is (no window in which a file that appears is lost);
+    what is there is shown to ``may_replace`` first. Without hard links (FAT, some network file
+    systems) the check is made right before the rename."""
+    if may_replace is None:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        may_replace(str(path))
+    except (OSError, NotImplementedError, AttributeError):
+        if os.path.lexists(path):
+            may_replace(str(path))
+    else:
+        os.unlink(tmp)
+        return
+    os.replace(tmp, path)
 
 
 def write_in_place(path: str | os.PathLike, text: str | bytes, *, truncate: bool = False) -> None:

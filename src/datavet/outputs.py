@@ -4,8 +4,11 @@
    the model's source, the log, the reports compared), however the path reaches it: a symbolic
    link, a hard link, ``..``. ``--force`` does not change this.
 2. Never over an existing regular file that is not datavet's own output (a report in any format,
-   a journal or its Markdown view, recognised by content), unless ``--force``. An empty file holds
-   nothing to lose and may be replaced.
+   a journal or its Markdown view, recognised by content: a text file only when all of it is
+   one), unless ``--force``; never over a journal with another output, ``--force`` or not. An
+   empty file holds nothing to lose and may be replaced. What is at the path is judged again
+   when the output is put in place: a file that appeared or changed meanwhile is kept unless it
+   is datavet's own output.
 3. Never rename over something that is not a regular file: ``/dev/null``, a terminal, a FIFO
    are written in place, and their write errors (``/dev/full``) are errors. What a path leads to
    decides, not how it is spelt: ``/dev/shm/notes.txt`` or ``/proc/self/fd/7`` leading to a
@@ -19,11 +22,13 @@ command reads or writes anything.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from datavet._io import glob_regex, split_glob, write_atomic, write_in_place
@@ -37,17 +42,40 @@ _VERDICT = (
     r"|FAILED:? (?:findings )?at (?:or above|fail-on) '\w+' \(exit (?:1|0 with --exit-zero)\)"
     r"|passed at fail-on '\w+' \(exit 0\))"
 )
-_LAST_LINES = (
-    # text reports of audit, probe, curves (their shared footer)
-    re.compile(r"\d+ findings? \([^()]*\) from \d+ [a-z ]+\. " + _VERDICT),
-    # GitHub annotations, concise
-    re.compile(r"datavet(?: .+)?: .*; " + _VERDICT),
-    # datavet diff (text)
-    re.compile(
-        r"(?:nothing new at or above '\w+'|\d+ new or worse finding\(s\) at or above '\w+' "
-        r"\(marked !\)|the new audit did not finish \(a rule crashed\)): exit [012]"
-    ),
+_FOOTER = r"\d+ findings? \([^()]*\) from \d+ [a-z ]+\. " + _VERDICT
+_DATASET = r"[\w-]+: .* \([\d,]+ rows, \d+ columns, [^()]*\)"
+_SUMMARY = r"datavet(?: .+)?: \d+ error, \d+ warning, \d+ info(?:, \d+ ignored)?; " + _VERDICT
+_LISTED = (
+    rf"(?:\./)?.*?: (?:\[.*?\] )?[A-Z]+\d+ [\w-]+ .*|::(?:error|warning|notice)\b.*|{_SUMMARY}"
 )
+_DIFF_VERDICT = (
+    r"(?:nothing new at or above '\w+'|\d+ new or worse finding\(s\) at or above '\w+' "
+    r"\(marked !\)|the new audit did not finish \(a rule crashed\)): exit [012]"
+)
+# What each text-like output is made of, line by line, as its renderer writes it (datavet.output
+# text, text_curves, concise, github; datavet.diff; the preflight stages): (its first line, any
+# line, its last line). A file is one only when every line it shows fits: a log or notes that
+# end with a pasted verdict line are not datavet's to replace.
+_TEXT_KINDS = tuple(
+    (re.compile(first), re.compile(line), re.compile(last))
+    for first, line, last in (
+        (  # text reports of audit, check, probe, preflight, curves, render (their shared footer)
+            rf"== dataset .* ==|{_DATASET}|target: .*|log: .*",
+            rf"|\s.*|== dataset .* ==|{_DATASET}|(?:target|log|note|skipped|no-learning level):"
+            r" .*|(?:ERROR|WARNING|INFO) \(\d+\)|baselines[ :].*|CRASHED .*"
+            rf"|ignored by per-column-ignores \(\d+\):|preflight stages:|{_FOOTER}",
+            _FOOTER,
+        ),
+        (_LISTED, _LISTED, _SUMMARY),  # concise, GitHub: a line per finding, a summary per audit
+        (  # datavet diff (text)
+            r"old: .* \(exit .*\)",
+            r"|(?:old|new): .* \(exit .*\)|(?:appeared|resolved|changed) \(\d+\):| [! ] .*"
+            rf"|unchanged: \d+|{_DIFF_VERDICT}",
+            _DIFF_VERDICT,
+        ),
+    )
+)
+_STAGE = re.compile(r"  \d+\. \[(?:ok  |FAIL|--  )\] .*")  # preflight: its stages follow the footer
 _SARIF = re.compile(r'\{\s*"\$schema"\s*:\s*"[^"]*sarif[^"]*"')
 _SARIF_DRIVER = re.compile(r'"driver"\s*:\s*\{\s*"name"\s*:\s*"datavet"')
 _HEADS = (
@@ -83,8 +111,38 @@ def is_datavet_output(path: str | os.PathLike) -> bool:
         return True
     if _SARIF.match(start):
         return _SARIF_DRIVER.search(start) is not None
-    last = _ANSI.sub("", (text + tail.decode("utf-8", "replace")).rstrip().rsplit("\n", 1)[-1])
-    return any(p.fullmatch(last.strip()) for p in _LAST_LINES)
+    if size > 2 * _PEEK:  # two windows: the line each one cuts in half is left out
+        lines = text.split("\n")[:-1]
+        if not lines:
+            return False  # no whole first line to judge it by
+        lines += tail.decode("utf-8", "replace").split("\n")[1:]
+    else:
+        lines = (head + tail).decode("utf-8", "replace").lstrip("\ufeff").split("\n")
+    return _whole_text([_ANSI.sub("", line).rstrip("\r") for line in lines])
+
+
+def _whole_text(lines: list[str]) -> bool:
+    """Whether every line (of those peeked at) is one of a text-like output's, from its first
+    line to its verdict (a preflight's stages come after the verdict)."""
+    while lines and not lines[-1].strip():
+        lines.pop()
+    end = len(lines)
+    while end and _STAGE.fullmatch(lines[end - 1]):
+        end -= 1
+    if end < len(lines):
+        if lines[end - 1 : end] != ["preflight stages:"]:
+            return False
+        end -= 1
+    while end and not lines[end - 1].strip():
+        end -= 1
+    if not end:
+        return False
+    return any(
+        first.fullmatch(lines[0])
+        and last.fullmatch(lines[end - 1].strip())
+        and all(line.fullmatch(x) for x in lines)
+        for first, line, last in _TEXT_KINDS
+    )
 
 
 def _in_place(path: str) -> bool:
@@ -258,6 +316,8 @@ class Outputs:
         self.force = force
         self.named: dict[str, str] = {}  # resolved path -> option
         self.files: dict[tuple[int, int], str] = {}  # existing regular file -> option
+        # resolved path -> (the regular file there when claimed, or None; its recogniser; what)
+        self.seen: dict[str, tuple[tuple[int, int] | None, Callable, str]] = {}
         self.on_stdout: str | None = None  # what prints to standard output, once checked
 
     def claim(self, option: str, path, *, owned=is_datavet_output, what: str = "report") -> str:
@@ -287,7 +347,8 @@ class Outputs:
                 "over it: choose another path",
             )
         self._name(option, path, shown)
-        self._check_existing(option, path, shown, owned, what)
+        seen = self._check_existing(option, path, shown, owned, what)
+        self.seen[os.path.realpath(path)] = (seen, owned, what)
         return path
 
     def _name(self, option: str, path: str, shown: str) -> None:
@@ -332,31 +393,55 @@ class Outputs:
                 + remedy,
             )
 
-    def _check_existing(self, option, path, shown, owned, what) -> None:
+    def _check_existing(self, option, path, shown, owned, what) -> tuple[int, int] | None:
+        """Refuse to replace what is at ``path``; return the regular file that may be replaced
+        (``(st_dev, st_ino)``), or None (nothing there, or a device written in place)."""
         try:
             st = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
-            return
+            return None
         except OSError as exc:
             raise OutputError(shown, f"cannot be written ({exc.strerror or exc})") from None
         if stat.S_ISDIR(st.st_mode):
             raise OutputError(shown, f"is a directory; {option} needs a file path")
         if not stat.S_ISREG(st.st_mode):
-            return  # written in place: a device stays a device
+            return None  # written in place: a device stays a device
         if _fd_is(path, sys.stdout) or _fd_is(path, sys.stderr):
-            return  # the file the shell opened on stdout/stderr: written there, as with -
-        if not self.force and not owned(path):
+            return None  # the file the shell opened on stdout/stderr: written there, as with -
+        if owned(path):
+            return (st.st_dev, st.st_ino)
+        _refuse_journal(option, path, shown, what)
+        if not self.force:
             raise OutputError(
                 shown,
                 f"exists and is not a datavet {what}; {option} would replace it: pass --force "
                 "to replace it, or choose another path",
             )
+        return (st.st_dev, st.st_ino)
 
     def write(self, option: str, path, text: str, *, owned=is_datavet_output, what="report"):
         """Write ``text`` to ``path`` under the policy; an OS failure is an OutputError naming
-        the file (any previous file stays whole)."""
-        path = self.claim(option, path, owned=owned, what=what) if _fresh(self, path) else path
-        write_text(path, text)
+        the file (any previous file stays whole). What is at ``path`` when it is replaced is
+        judged again: a file that appeared or changed while the command ran is replaced only
+        when it is datavet's own output (``--force`` covers only the file seen when claimed)."""
+        if _fresh(self, path):
+            self.claim(option, path, owned=owned, what=what)
+        path = os.fspath(path)
+        seen, owned, what = self.seen.get(os.path.realpath(path), (None, owned, what))
+
+        def may_replace(real: str) -> None:
+            if owned(real):
+                return
+            _refuse_journal(option, real, _shown(path), what)
+            if self.force and seen is not None and _identity(real) == seen:
+                return
+            raise OutputError(
+                _shown(path),
+                f"was created or changed while datavet ran and is not a datavet {what}; "
+                f"{option} left it as it is: choose another path",
+            )
+
+        write_text(path, text, may_replace=may_replace)
 
     def claim_append(self, option: str, path) -> str:
         """Check a file ``option`` appends to (``$GITHUB_STEP_SUMMARY``) before any work: never
@@ -394,6 +479,24 @@ class Outputs:
             raise OutputError(_shown(path), f"cannot be written ({exc.strerror or exc})") from None
 
 
+def _refuse_journal(option: str, path, shown: str, what: str) -> None:
+    """A journal holds what cannot be rerun (hypotheses, predictions, outcomes): another output
+    never replaces it, ``--force`` or not."""
+    from datavet.journal import is_journal
+
+    try:
+        with open(path, "rb") as fh:
+            blank = not fh.read(_PEEK).strip()
+    except OSError:
+        return
+    if not blank and is_journal(path):
+        raise OutputError(
+            shown,
+            f"is a datavet debugging journal; {option} never replaces one with a {what}, "
+            "--force or not: choose another path",
+        )
+
+
 def _fresh(outputs: Outputs, path) -> bool:
     """Whether ``path`` still needs its check (not claimed, or claimed by another name)."""
     path = os.fspath(path)
@@ -414,10 +517,10 @@ def write_bytes(path, data: bytes) -> None:
         raise OutputError(_shown(path), f"cannot be written ({exc.strerror or exc})") from None
 
 
-def write_text(path, text: str) -> None:
+def write_text(path, text: str, *, may_replace: Callable[[str], None] | None = None) -> None:
     """The write itself: ``-`` and the file on standard output go to ``sys.stdout``; a device,
     FIFO in place; a regular file atomically (through a symbolic link, ``/proc/self/fd/N``
-    included)."""
+    included; ``may_replace`` as :func:`datavet._io.write_atomic` takes it)."""
     path = os.fspath(path)
     if path == STDOUT or _fd_is(path, sys.stdout):
         write_stdout(text)
@@ -430,7 +533,7 @@ def write_text(path, text: str) -> None:
         if _in_place(path):
             write_in_place(path, text, truncate=True)
             return
-        write_atomic(path, text)
+        write_atomic(path, text, may_replace=may_replace)
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -441,14 +544,52 @@ def write_stdout(text: str) -> None:
     """``text`` on standard output; a failure (a full disk behind ``> file``) is an OutputError,
     after which standard output points at the null device, so the interpreter's final flush
     of what is still buffered cannot fail a second time. A closed pipe stays BrokenPipeError."""
-    try:
+    with _stdout_errors():
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _stdout_errors():
+    try:
+        yield
     except BrokenPipeError:
         raise
     except OSError as exc:
         stdout_to_devnull()
         raise OutputError("standard output", f"cannot be written ({exc.strerror or exc})") from None
+
+
+class GuardedStdout:
+    """Standard output while a command runs, however it prints (``print``, ``write``): a write
+    that fails (a full disk, a descriptor not open for writing, none at all when the process
+    started with it closed, ``>&-``) is an OutputError, one line and exit 2, never an internal
+    error or a silent exit 0. A command that only writes files runs without one."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if self.stream is None:
+            raise OutputError("standard output", "cannot be written (it is closed)")
+        with _stdout_errors():
+            return self.stream.write(text)
+
+    def flush(self) -> None:
+        if self.stream is not None:
+            with _stdout_errors():
+                self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream is not None and self.stream.isatty()
+
+    def fileno(self) -> int:
+        if self.stream is None:
+            raise io.UnsupportedOperation("standard output is closed")
+        return self.stream.fileno()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
 
 
 def stdout_to_devnull() -> None:

@@ -201,8 +201,9 @@ def test_a_report_is_never_written_over_an_input(option, split, tmp_path, capsys
 
 # a previous datavet text report (its verdict line): replaced without --force, as a report is
 OLD = (
-    "the previous report, which must survive\n\n0 findings (0 errors, 0 warnings, 0 info) "
-    "from 9 rules. passed at fail-on 'error' (exit 0)\n"
+    "train: train.csv (1 rows, 2 columns, csv)\ntarget: none (the previous report, which must "
+    "survive)\n\n0 findings (0 errors, 0 warnings, 0 info) from 9 rules. passed at fail-on "
+    "'error' (exit 0)\n"
 )
 
 

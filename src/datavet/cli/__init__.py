@@ -78,10 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     Ctrl-C at any moment in it, parsing the arguments included, is ``datavet: interrupted``
     and exit 2."""
     verbose = False
+    stdout = sys.stdout  # None when the process started with it closed (`>&-`)
     try:
+        from datavet.outputs import GuardedStdout
+
+        sys.stdout = GuardedStdout(stdout)
         args = _parser().parse_args(argv)  # usage errors and --help exit here (SystemExit)
         verbose = getattr(args, "verbose", False)
-        return _commands()[args.command](args)
+        code = _commands()[args.command](args)
+        sys.stdout.flush()  # what a command printed and left buffered: its failure is an error
+        return code
     except DatavetError as exc:
         if verbose:
             _traceback()
@@ -104,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        sys.stdout = stdout
 
 
 def _interrupted() -> int:
