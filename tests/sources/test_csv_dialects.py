@@ -116,8 +116,9 @@ def test_sniff_delimiter_unit():
 
 def test_delimiter_argument_overrides_the_sniffer(tmp_path):
     path = write(tmp_path / "data.csv", ";")
-    report = datavet.audit(path, delimiter=",", select="V001")
-    assert columns(report) == ["a;b;c;label"]
+    # a ';' file read with ',' would be one column: refused, naming the delimiter that fits
+    with pytest.raises(InputError, match=r"','.*one column.*';'"):
+        datavet.audit(path, delimiter=",", select="V001")
     report = datavet.audit(path, delimiter=";", target="label", select="V001")
     assert columns(report) == ["a", "b", "c"]
     assert any("delimiter ';'" in n for n in report.notes)
@@ -133,7 +134,7 @@ def test_cli_delimiter_tab_name(tmp_path, capsys):
 def test_cli_bad_delimiter_is_a_usage_error(tmp_path, capsys):
     path = write(tmp_path / "data.csv", ",")
     code, out, err = run_cli(capsys, ["audit", path, "--delimiter", ";;"])
-    assert_one_line_error(code, out, err, problem=["--delimiter", "one"])
+    assert_one_line_error(code, out, err, problem=["delimiter", "one"])
 
 
 # -- encodings ------------------------------------------------------------------------------------
@@ -283,8 +284,12 @@ def test_file_name_not_valid_utf8_is_read(tmp_path, suffix):
 
 
 def test_unknown_encoding_is_usage_error(tmp_path):
-    with pytest.raises(UsageError, match="unknown --encoding"):
+    with pytest.raises(UsageError, match="^unknown encoding 'no-such-codec'"):
         datavet.audit(write(tmp_path / "d.csv", ","), encoding="no-such-codec")
+    with pytest.raises(UsageError, match="^encoding 'rot13' is not a text encoding"):
+        datavet.audit(write(tmp_path / "d.csv", ","), encoding="rot13")
+    with pytest.raises(UsageError, match="^delimiter ';;': expected one ASCII character"):
+        datavet.audit(write(tmp_path / "d.csv", ","), delimiter=";;")
 
 
 def test_fifo_with_a_memory_budget_is_read_whole(tmp_path):

@@ -22,6 +22,7 @@ from datavet.sources.fs import (
     FileSetSource,
 )
 from datavet.sources.parquet import ParquetSource, open_arrow
+from datavet.sources.tensor_base import TENSOR_SUFFIXES
 
 __all__ = [
     "ARROW_SUFFIXES",
@@ -33,15 +34,25 @@ __all__ = [
     "TabularSource",
     "TensorSource",
     "open_source",
+    "refuse_shared_pipe",
 ]
 
 _PICKLE_REFUSED = (
     "pickle files are refused: unpickling runs arbitrary code; save the table as Parquet or CSV"
 )
 _UNSUPPORTED = (
-    "expected .csv, .tsv, .parquet, .arrow or .feather, a directory of such files (Hive "
-    "partitions such as site=A/ become columns), a glob such as 'data/*.parquet', or an "
-    "s3://, gs:// or file:// URL"
+    "expected a table file ("
+    + ", ".join(sorted(CSV_SUFFIXES) + sorted(PARQUET_SUFFIXES) + sorted(ARROW_SUFFIXES))
+    + "; CSV and TSV also compressed: "
+    + ", ".join(sorted(fs.COMPRESSED_SUFFIXES))
+    + "), a tensor file ("
+    + ", ".join(sorted(TENSOR_SUFFIXES))
+    + "), a directory of table files (Hive partitions such as site=A/ become columns), a glob "
+    "such as 'data/*.parquet', or an s3://, gs:// or file:// URL"
+)
+_FEATHER_V1 = (
+    "is a Feather v1 file, which datavet does not read: save it again as Feather v2 "
+    "(pyarrow.feather.write_feather(table, path), or pandas' to_feather()) or as Parquet"
 )
 
 
@@ -113,6 +124,8 @@ def _open_file(
     """One file of a known format, on the location's filesystem."""
     if kind == "pickle":
         raise InputError(name, _PICKLE_REFUSED)
+    if kind in ("csv", "arrow"):
+        _check_content(kind, loc, path, name)
     if kind == "csv":
         if loc.local:
             return open_csv(Path(path), name, encoding, delimiter=delimiter)
@@ -125,6 +138,47 @@ def _open_file(
     if kind == "arrow":
         return open_arrow(path, name, None if loc.local else loc.filesystem)
     raise InputError(name, f"unsupported format {suffix or '(no extension)'!r}; {_UNSUPPORTED}")
+
+
+def _check_content(kind: str, loc: fs.Location, path: str, name: str) -> None:
+    """Refuse, in one line that says what it is, a file whose first bytes contradict its name:
+    a Parquet or Arrow file named .csv (its reader would quote binary bytes as a bad row), or a
+    Feather v1 file (the Arrow reader takes it for a broken IPC file)."""
+    try:
+        with fs.open_input(loc.filesystem, path, stream=True) as fh:
+            head = fh.read(6)
+    except (pa.ArrowException, OSError):
+        return  # the format's reader says what is wrong
+    if head[:4] == b"FEA1":
+        raise InputError(name, _FEATHER_V1)
+    actual = fs.format_of_bytes(head)
+    if kind == "csv" and actual is not None:
+        raise InputError(
+            name,
+            f"is a {_NAMES[actual]} file (it starts with {head[:4].decode()}), not CSV: "
+            f"rename it to {_RENAME[actual]}",
+        )
+
+
+_NAMES = {"parquet": "Parquet", "arrow": "Arrow IPC/Feather"}
+_RENAME = {"parquet": ".parquet", "arrow": ".arrow"}
+
+
+def refuse_shared_pipe(train: object, test: object) -> None:
+    """Refuse one pipe given for both splits before either is read: a pipe can be read only
+    once, so the second split would find it empty and be blamed for it."""
+    if not all(isinstance(d, (str, os.PathLike)) for d in (train, test)):
+        return
+    if os.fspath(train) == "-" and os.fspath(test) == "-":
+        raise UsageError(
+            "standard input (-) can be read only once: give '-' for one split only, "
+            "and the other as a file"
+        )
+    if is_pipe(train) and is_pipe(test) and os.path.samefile(train, test):
+        raise UsageError(
+            f"{os.fspath(train)} is a pipe, which can be read only once: "
+            "it cannot be both the train and the test split"
+        )
 
 
 def _open_many(
@@ -145,6 +199,7 @@ def _open_many(
             partition_values=values,
             partition_schema=part_schema,
             uri=name,
+            notes=list(found.notes),
         ).open()
     children = [
         _open_file(kind, loc, r.path, r.label, encoding, delimiter, suffix=fs.suffix_of(r.path))
@@ -159,6 +214,7 @@ def _open_many(
         partition_schema=part_schema,
         text_fallback=kind == "csv",
         uri=name,
+        notes=list(found.notes),
     ).open()
 
 

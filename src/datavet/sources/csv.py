@@ -27,12 +27,19 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from datavet.errors import InputError, UsageError
 from datavet.sources.base import SchemaRestart, TabularSource
 
 _CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (\w+)")
+_INVALID_VALUE = re.compile(r"invalid value '(.*)'$", re.DOTALL)  # pyarrow quotes it trimmed
+# The texts pyarrow reads as missing (NA, NaN, null, ...): padded ("  NA ") in a numeric column,
+# they are read as missing too
+_MISSING = pacsv.ConvertOptions().null_values
+_INTEGER = r"^[+-]?[0-9]+$"
+_INT64_MAX = 2**63 - 1
 _BLOCK_BYTES = 8 << 20
 _MAX_BLOCK_BYTES = 512 << 20  # a field or row longer than this is refused (clear message)
 _BLOCK_GROWTH = 8
@@ -45,13 +52,55 @@ _READ_ERRORS = (pa.ArrowException, OSError, UnicodeError, EOFError, ValueError)
 DELIMITERS = (",", ";", "\t", "|")
 _DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 _CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+_EXCEL_SEP = re.compile(r"\ufeff?sep=([^\r\n])[ \t]*\r?\n")  # Excel's delimiter line
 
 
-def _widen(arrow_type: pa.DataType) -> pa.DataType:
-    """The type to retry with when a later block does not fit the inferred one."""
-    if pa.types.is_integer(arrow_type):
+def _numeric(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+def _missing_as_null(arr: pa.Array) -> pa.Array:
+    """Text values trimmed of spaces, with the blank ones and the missing markers as null."""
+    trimmed = pc.utf8_trim_whitespace(arr)
+    blank = pc.or_(pc.equal(pc.utf8_length(trimmed), 0), pc.is_in(trimmed, pa.array(_MISSING)))
+    return pc.if_else(blank, pa.scalar(None, trimmed.type), trimmed)
+
+
+def _number_type(arr: pa.Array) -> pa.DataType | None:
+    """The type that holds text ``arr`` (trimmed, blanks and markers missing) exactly: int64,
+    uint64 (whole numbers beyond int64: 64-bit hashes and IDs), float64, or string (not numbers,
+    or whole numbers beyond int64 that uint64 does not hold: float64 would merge distinct ones).
+    None when no value is left."""
+    values = pc.drop_null(_missing_as_null(arr))
+    if len(values) == 0:
+        return None
+    for t in (pa.int64(), pa.uint64()):
+        try:
+            pc.cast(values, t)
+            return t
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    whole = values.filter(pc.match_substring_regex(values, _INTEGER))
+    try:
+        pc.cast(whole, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return pa.string()
+    try:
+        pc.cast(values, pa.float64())
         return pa.float64()
-    return pa.string()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return pa.string()
+
+
+def _join(current: pa.DataType, value: pa.DataType | None) -> pa.DataType:
+    """The type to retry with when a later value (of type ``value``) does not fit ``current``."""
+    if value is None or not _numeric(current) or pa.types.is_string(value):
+        return pa.string()
+    if pa.types.is_uint64(current) and not pa.types.is_uint64(value):
+        return pa.string()  # whole numbers beyond int64 with negative or fractional ones
+    if pa.types.is_floating(current) or pa.types.is_floating(value):
+        return pa.float64()
+    return pa.uint64()
 
 
 @dataclass
@@ -66,14 +115,20 @@ class CsvSource(TabularSource):
     # quoted values may hold line breaks (pyarrow's multi-threaded reader assumes they do not,
     # and is faster so): switched on when a row comes apart at one
     newlines_in_values: bool = False
+    skip_rows: int = 0  # 1 after Excel's "sep=;" line
+    # numeric columns pyarrow reads as text and datavet converts: they hold blank cells or padded
+    # markers ("     NaN", "  NA "), which pyarrow takes for text
+    padded: dict[str, pa.DataType] = field(default_factory=dict)
 
     @property
     def read_note(self) -> str | None:
         return self.dialect_note
 
-    def _options(self):
+    def _options(self, threads: bool = True):
         # Text in another encoding reaches pyarrow already transcoded to UTF-8 (_TextStream)
-        read = pacsv.ReadOptions(block_size=self._block, use_threads=True, encoding="utf8")
+        read = pacsv.ReadOptions(
+            block_size=self._block, use_threads=threads, encoding="utf8", skip_rows=self.skip_rows
+        )
         parse = pacsv.ParseOptions(
             delimiter=self.delimiter, newlines_in_values=self.newlines_in_values
         )
@@ -134,7 +189,7 @@ class CsvSource(TabularSource):
         codec = _CODECS.get(self.path.suffix.lower())
         return pa.CompressedInputStream(pa.PythonFile(fh, mode="r"), codec) if codec else fh
 
-    def _open(self) -> tuple[pacsv.CSVStreamingReader, _Guard | None]:
+    def _open(self, threads: bool = True) -> tuple[pacsv.CSVStreamingReader, _Guard | None]:
         """pyarrow's reader over the file, and the guard to release it with (``_release``).
 
         pyarrow reads ahead on its own I/O threads. When those threads call into Python (the
@@ -156,7 +211,7 @@ class CsvSource(TabularSource):
                 del text
             error = None
             try:
-                return pacsv.open_csv(stream or self._input(), *self._options()), guard
+                return pacsv.open_csv(stream or self._input(), *self._options(threads)), guard
             except _READ_ERRORS as exc:
                 if not self._retry(exc):
                     error = self._error(exc)
@@ -165,12 +220,21 @@ class CsvSource(TabularSource):
             if error is not None:
                 raise error
 
+    def _first_batch(self) -> tuple[pa.Schema, pa.RecordBatch | None]:
+        """The inferred schema, and the first block's rows (None: no rows, or unreadable: the
+        scan's own error says why). One thread: no read-ahead of blocks that are not needed."""
+        reader, guard = self._open(threads=False)
+        try:
+            return reader.schema, reader.read_next_batch()
+        except (StopIteration, *_READ_ERRORS):
+            return reader.schema, None
+        finally:
+            reader.close()
+            reader = None
+            _release(guard)
+
     def open(self) -> CsvSource:
-        reader, guard = self._open()
-        self.schema = reader.schema
-        reader.close()
-        reader = None
-        _release(guard)
+        self.schema, first = self._first_batch()
         try:
             names = self.schema.names
         except UnicodeDecodeError:  # a header that is not UTF-8, kept as bytes by pyarrow
@@ -184,6 +248,8 @@ class CsvSource(TabularSource):
                 raise InputError(self.name, "the header is not valid text in its encoding")
         self.check_schema()
         self._check_utf8(self.schema)
+        if first is not None:
+            self._exact_numbers(first)
         # Every later pass reopens the file: give it the types inferred here, so pyarrow does
         # not infer them again per column (the same first block gives the same types; a column
         # with no value there stays inferred, as a later restart may widen it)
@@ -191,6 +257,38 @@ class CsvSource(TabularSource):
             if not pa.types.is_null(f.type):
                 self.column_types.setdefault(f.name, f.type)
         return self
+
+    def _exact_numbers(self, first: pa.RecordBatch) -> None:
+        """Correct two guesses pyarrow makes from the first block: a column of numbers with a
+        blank cell or a padded marker is not text (it is read as ``padded``), and whole numbers
+        beyond int64 (20-digit hashes, IDs) are not float64, which gives distinct ones one value
+        (they are read as uint64, or as text where no 64-bit integer holds them all)."""
+        wide = []
+        for i, f in enumerate(self.schema):
+            col = first.column(i)
+            if pa.types.is_string(f.type):
+                # a look at the first values first: most text columns show at once they are text
+                t = _number_type(col.slice(0, 256))
+                if t is not None and _numeric(t):
+                    t = _number_type(col)
+                if t is not None and _numeric(t):
+                    self.padded[f.name] = t
+                    self.column_types[f.name] = pa.string()
+                    self.schema = self.schema.set(i, pa.field(f.name, t))
+            elif pa.types.is_float64(f.type) and _beyond_int64(col):
+                wide.append(f.name)
+        if not wide:
+            return
+        for name in wide:
+            self.column_types[name] = pa.string()
+        _, text = self._first_batch()
+        for name in wide:
+            t = _number_type(text.column(name)) if text is not None else None
+            if t not in (pa.uint64(), pa.string()):
+                t = pa.float64()  # numbers that are not all whole: float64 is their type
+            self.column_types[name] = t
+            i = self.schema.get_field_index(name)
+            self.schema = self.schema.set(i, pa.field(name, t))
 
     @property
     def _utf8(self) -> bool:
@@ -214,7 +312,33 @@ class CsvSource(TabularSource):
         if "Empty CSV file" in str(exc) and _head(self)[0].strip():
             # pyarrow's answer to a header with no line end after it
             return InputError(self.name, "no data rows (only a header, with no line end)")
+        if re.search(r"Expected \d+ columns, got \d+", str(exc)):
+            line = self._unclosed_quote()
+            if line is not None:
+                return InputError(
+                    self.name,
+                    f"cannot parse CSV: a quote opened on line {line:,} is never closed "
+                    "(the rest of the file reads as one value)",
+                )
         return InputError(self.name, _describe(exc))
+
+    def _unclosed_quote(self) -> int | None:
+        """The line where a quoted value opens that the file never closes, or None. Reads the
+        whole file with Python's csv module: only to explain an error."""
+        try:
+            with self._raw() as raw:
+                text = io.TextIOWrapper(raw, self.encoding, errors="replace", newline="")
+                reader = pycsv.reader(text, delimiter=self.delimiter, strict=True)
+                start = 1
+                while True:
+                    start = reader.line_num + 1
+                    next(reader)
+        except StopIteration:
+            return None
+        except pycsv.Error as exc:
+            return start if "unexpected end of data" in str(exc) else None
+        except _READ_ERRORS:
+            return None
 
     def _utf8_error(self) -> InputError | None:
         found = first_invalid_utf8(self.path, self._raw)
@@ -251,6 +375,12 @@ class CsvSource(TabularSource):
                     error = self._next_error(exc)
                     continue
                 self._check_utf8(batch.schema)
+                if self.padded:
+                    try:
+                        batch = self._numbers(batch)
+                    except SchemaRestart as exc:
+                        error = exc
+                        continue
                 yield batch
         finally:
             reader.close()
@@ -267,13 +397,47 @@ class CsvSource(TabularSource):
         if match is None or int(match.group(1)) >= len(self.schema):
             return self._error(exc)
         col = self.schema.field(int(match.group(1)))
-        if "UTF8" in str(exc) or _widen(col.type) == col.type:
+        if "UTF8" in str(exc) or pa.types.is_string(col.type):
             return self._error(exc)
-        self.column_types[col.name] = _widen(col.type)
-        self.schema = self.schema.set(
-            int(match.group(1)), pa.field(col.name, self.column_types[col.name])
-        )
-        return SchemaRestart(col.name)
+        # the type pyarrow was given (a directory of files may have widened it in another file)
+        read_as = self.column_types.get(col.name, col.type)
+        value = _INVALID_VALUE.search(str(exc))
+        if value is None:  # an older pyarrow that does not quote it
+            return self._restart(col.name, pa.float64() if pa.types.is_integer(read_as) else None)
+        value_type = _number_type(pa.array([value.group(1)], pa.string()))
+        if value_type is None and _numeric(read_as):
+            # a blank cell or a marker with spaces around it, in a column of numbers
+            self.padded[col.name] = read_as
+            self.column_types[col.name] = pa.string()
+            return self._restart(col.name, read_as)
+        return self._restart(col.name, _join(read_as, value_type))
+
+    def _restart(self, name: str, wide: pa.DataType | None) -> SchemaRestart:
+        """Read column ``name`` as ``wide`` (None: text) from the start."""
+        wide = wide or pa.string()
+        if name in self.padded and _numeric(wide):
+            self.padded[name] = wide
+        else:
+            self.padded.pop(name, None)
+            self.column_types[name] = wide
+        self.schema = self.schema.set(self.schema.get_field_index(name), pa.field(name, wide))
+        return SchemaRestart(name)
+
+    def _numbers(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` with its ``padded`` columns converted to numbers; SchemaRestart when one
+        holds a value its type cannot (a wider number, or text)."""
+        schema = batch.schema
+        arrays = batch.columns
+        for name, t in self.padded.items():
+            i = schema.get_field_index(name)
+            if i < 0 or not pa.types.is_string(arrays[i].type):
+                continue
+            try:
+                arrays[i] = pc.cast(_missing_as_null(arrays[i]), t)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise self._restart(name, _join(t, _number_type(arrays[i]))) from None
+            schema = schema.set(i, pa.field(name, t))
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 class _Guard:
@@ -334,6 +498,13 @@ def _release(guard: _Guard | None) -> None:
         return
     guard.closed = True
     guard.released.wait(_RELEASE_WAIT_S)
+
+
+def _beyond_int64(arr: pa.Array) -> bool:
+    """True when float64 ``arr`` holds a value beyond int64: pyarrow's guess for whole numbers
+    too large for int64, which float64 does not hold exactly (their text says whether they are)."""
+    top = pc.max(pc.abs(arr)).as_py()
+    return top is not None and top > _INT64_MAX
 
 
 def _straddles(exc: BaseException) -> bool:
@@ -404,16 +575,17 @@ def first_invalid_utf8(path: Path, opener=None) -> tuple[int, int, int] | None:
 
 
 def check_encoding(encoding: str) -> str:
-    """The codec's name, or UsageError: unknown, or not a text encoding (rot13, base64)."""
+    """The codec's name, or UsageError: unknown, or not a text encoding (rot13, base64). The
+    message names the setting, not a flag: it answers ``--encoding`` and ``encoding=`` alike."""
     try:
         info = codecs.lookup(encoding)
     except (LookupError, TypeError, ValueError):
         raise UsageError(
-            f"unknown --encoding {encoding!r} (for example utf-8, latin-1, cp1252)"
+            f"unknown encoding {encoding!r} (for example utf-8, latin-1, cp1252)"
         ) from None
     if not getattr(info, "_is_text_encoding", True):
         raise UsageError(
-            f"--encoding {encoding!r} is not a text encoding (for example utf-8, latin-1, cp1252)"
+            f"encoding {encoding!r} is not a text encoding (for example utf-8, latin-1, cp1252)"
         )
     return info.name
 
@@ -423,7 +595,7 @@ def check_delimiter(delimiter: str) -> str:
     value = _DELIMITER_NAMES.get(str(delimiter).lower(), delimiter)
     if not isinstance(value, str) or len(value) != 1 or value in '"\r\n' or ord(value) > 127:
         raise UsageError(
-            f"--delimiter {delimiter!r}: expected one ASCII character such as , ; | or tab"
+            f"delimiter {delimiter!r}: expected one ASCII character such as , ; | or tab"
         )
     return value
 
@@ -535,11 +707,22 @@ def open_csv(
         encoding=encoding,
         filesystem=filesystem,
     )
-    head = _head_bytes(source) if source._utf8 or delimiter is None else None
+    head = _head_bytes(source)
     if source._utf8:
         _check_not_utf16(source, head)
-    if delimiter is None:
-        text, complete = _head(source, head)
+    text, complete = _head(source, head)
+    hint = _EXCEL_SEP.match(text)
+    if hint is not None:
+        # Excel's "sep=;" line names the delimiter and is not the header
+        source.skip_rows = 1
+        text = text[hint.end() :]
+    if delimiter is None and hint is not None and hint.group(1) in DELIMITERS:
+        source.delimiter = hint.group(1)
+        source.dialect_note = (
+            f"{name}: read with delimiter {_shown(source.delimiter)}, named by its first line "
+            f"{hint.group(0).strip()!r} (--delimiter sets it)"
+        )
+    elif delimiter is None:
         sniffed = sniff_delimiter(text, default, complete)
         if sniffed is not None and sniffed != default:
             source.delimiter = sniffed
@@ -547,9 +730,29 @@ def open_csv(
                 f"{name}: read with delimiter {_shown(sniffed)}, sniffed from its first lines "
                 "(--delimiter sets it)"
             )
-    elif source.delimiter != ",":
+    elif source.delimiter != "," or hint is not None:
         source.dialect_note = f"{name}: read with delimiter {_shown(source.delimiter)}"
-    return source.open()
+        if hint is not None:
+            source.dialect_note += f", its first line {hint.group(0).strip()!r} left out"
+    source.open()
+    if delimiter is not None and len(source.schema) == 1:
+        _check_one_column(source, text, complete)
+    return source
+
+
+def _check_one_column(source: CsvSource, text: str, complete: bool) -> None:
+    """InputError when a file read with a given delimiter has one column, but its header and
+    rows split evenly on another: a comma file given ``--delimiter ';'`` (a CI job written for
+    other exports) would otherwise pass with every check skipped."""
+    other = sniff_delimiter(text, source.delimiter, complete)
+    if other is None or other == source.delimiter:
+        return
+    raise InputError(
+        source.name,
+        f"the delimiter given, {_shown(source.delimiter)}, reads it as one column, but its "
+        f"header and rows split into columns on {_shown(other)}: pass that delimiter, or "
+        "none to have it sniffed",
+    )
 
 
 def _shown(delimiter: str) -> str:

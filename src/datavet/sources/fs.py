@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -26,12 +28,15 @@ from datavet.sources.base import SchemaRestart, TabularSource
 
 PARQUET_SUFFIXES = {".parquet", ".pq", ".parq"}
 CSV_SUFFIXES = {".csv", ".tsv", ".tab"}
-ARROW_SUFFIXES = {".arrow", ".feather", ".ipc"}
+ARROW_SUFFIXES = {".arrow", ".arrows", ".feather", ".ipc"}
 COMPRESSED_SUFFIXES = {".gz", ".bz2", ".zst", ".lz4"}
 REFUSED_SUFFIXES = {".pkl", ".pickle", ".joblib"}
 _FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "arrow": "Arrow/Feather"}
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+_GCS_RETRY_SECONDS = 15
+_CURL_ERROR = re.compile(r"CURL error \[\d+\]=(.+?)(?: error_info=|$)")
 
 
 def suffix_of(path: str) -> str:
@@ -64,6 +69,27 @@ def format_of_bytes(head: bytes) -> str | None:
     return None
 
 
+def open_input(filesystem: Any, path: str, *, stream: bool = False):
+    """A file on ``filesystem`` opened for reading. pyarrow takes paths as UTF-8, so a local
+    name that is not (``caf\\xe9.csv`` on Linux: a surrogate-escaped str) is opened by Python."""
+    if isinstance(filesystem, pafs.LocalFileSystem) and not _utf8(path):
+        return pa.PythonFile(open(path, "rb"), mode="r")  # noqa: SIM115 (closed with it)
+    return filesystem.open_input_stream(path) if stream else filesystem.open_input_file(path)
+
+
+def arrow_path(path: str) -> str:
+    """``path`` as pyarrow can take it: a name that is not UTF-8 with its bytes escaped."""
+    return path if _utf8(path) else os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def is_url(data: object) -> bool:
     return isinstance(data, str) and _URL.match(data) is not None
 
@@ -74,6 +100,9 @@ def is_glob(text: str) -> bool:
 
 def _problem(exc: BaseException) -> str:
     text = str(exc).strip()
+    curl = _CURL_ERROR.search(text)  # the GCS client's status dump: the network error in it
+    if curl:
+        return f"{curl.group(1).strip()}; gave up after retrying for {_GCS_RETRY_SECONDS} s"
     return text.splitlines()[0] if text else type(exc).__name__
 
 
@@ -157,8 +186,10 @@ def _s3(name: str):
 
 def _gcs(name: str):
     """pyarrow's GCS filesystem: credentials from GOOGLE_APPLICATION_CREDENTIALS (or the
-    environment's default); STORAGE_EMULATOR_HOST points it at an emulator."""
-    kwargs: dict[str, Any] = {}
+    environment's default); STORAGE_EMULATOR_HOST points it at an emulator. The client retries
+    for 15 minutes by default: a store (or, for the default credentials, a metadata server)
+    that cannot be reached would hang the audit; this fails within about 25 s."""
+    kwargs: dict[str, Any] = {"retry_time_limit": timedelta(seconds=_GCS_RETRY_SECONDS)}
     emulator = _env("STORAGE_EMULATOR_HOST")
     if emulator:
         parsed = urlparse(emulator if "://" in emulator else f"http://{emulator}")
@@ -204,6 +235,17 @@ class Found:
     files: tuple[FileRef, ...]
     base: str | None  # the directory partitions are read below; None: a single file named
     kind: str  # "file", "directory", "glob"
+    notes: tuple[str, ...] = ()  # files left out, and why
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A file a listing holds: its path, size and (local files) identity."""
+
+    path: str
+    size: int | None
+    key: tuple[int, int] | None = None  # (st_dev, st_ino): one file under two names
+    broken: bool = False  # a symbolic link to nothing
 
 
 def _info(loc: Location, path: str):
@@ -213,11 +255,12 @@ def _info(loc: Location, path: str):
         raise InputError(loc.name, f"cannot read ({_problem(exc)})") from None
 
 
-def _listing(loc: Location, base: str, recursive: bool) -> list:
+def _listing(loc: Location, base: str, recursive: bool) -> list[_Entry]:
     try:
-        return loc.filesystem.get_file_info(pafs.FileSelector(base, recursive=recursive))
+        infos = loc.filesystem.get_file_info(pafs.FileSelector(base, recursive=recursive))
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(loc.name, f"cannot list ({_problem(exc)})") from None
+    return [_Entry(i.path, i.size) for i in infos if i.type == pafs.FileType.File]
 
 
 def _hidden(rel: str) -> bool:
@@ -226,80 +269,203 @@ def _hidden(rel: str) -> bool:
 
 def find(loc: Location) -> Found:
     """The files ``loc`` names, in sorted path order. Raises InputError when there are none."""
+    if loc.local:
+        return _find_local(loc)
     info = _info(loc, loc.path)
     if info.type == pafs.FileType.File:
         ref = FileRef(loc.path, loc.name, info.size, format_of(loc.path))
         return Found(loc, (ref,), None, "file")
     if info.type == pafs.FileType.Directory:
-        return _directory(loc)
+        base = loc.path.rstrip("/") or "/"
+        return _directory(loc, base, _listing(loc, base, recursive=True), [])
     if is_glob(loc.path):
-        return _glob(loc)
-    if not loc.local:
-        raise InputError(loc.name, "no such file or directory (no object, prefix or bucket)")
-    raise InputError(loc.name, "no such file or directory")
+        base, pattern = split_glob(loc.path)
+        base = base or "/"
+        if _info(loc, base).type != pafs.FileType.Directory:
+            raise InputError(loc.name, f"no files match: {loc.show(base)} is not a directory")
+        entries = _listing(loc, base, recursive="/" in pattern or "**" in pattern)
+        return _glob(loc, base, pattern, entries, [])
+    raise InputError(loc.name, "no such file or directory (no object, prefix or bucket)")
 
 
-def _directory(loc: Location) -> Found:
-    base = loc.path.rstrip("/") or "/"
+def _find_local(loc: Location) -> Found:
+    """A local path, listed by Python: names that are not UTF-8 are listed and read too."""
+    try:
+        st = os.stat(loc.path)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        base = loc.path.rstrip("/") or "/"
+        return _directory(loc, base, *_walk(loc, base, recursive=True, hidden=False))
+    if st is not None:
+        ref = FileRef(loc.path, loc.name, st.st_size, format_of(loc.path))
+        return Found(loc, (ref,), None, "file")
+    if not is_glob(loc.path):
+        raise InputError(loc.name, "no such file or directory")
+    base, pattern = split_glob(loc.path)
+    base = base or "/"
+    if not os.path.isdir(base):
+        raise InputError(loc.name, f"no files match: {loc.show(base)} is not a directory")
+    entries, notes = _walk(
+        loc,
+        base,
+        recursive="/" in pattern or "**" in pattern,
+        hidden=_explicit_hidden(pattern),
+    )
+    return _glob(loc, base, pattern, entries, notes)
+
+
+def _walk(loc: Location, base: str, *, recursive: bool, hidden: bool):
+    """The files below the local directory ``base`` and the notes on what was left out.
+
+    Symbolic links are followed, but each directory is entered once: a link back to a directory
+    already listed (a cycle, or a second name of one) is left out with a note, so no file is
+    read twice. A link that leads nowhere is listed as broken: whether it matters is up to the
+    caller. Directories named ``.x``/``_x`` are entered only when ``hidden``."""
+    entries: list[_Entry] = []
+    notes: list[str] = []
+    st = os.stat(base)
+    entered = {(st.st_dev, st.st_ino)}
+    stack = [base]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                items = sorted(listing, key=lambda item: item.name)
+        except OSError as exc:
+            raise InputError(loc.show(folder), f"cannot list ({exc.strerror or exc})") from None
+        folders = []
+        for item in items:
+            try:
+                st = item.stat()  # through a symbolic link
+            except OSError:
+                if item.is_symlink():
+                    entries.append(_Entry(item.path, None, broken=True))
+                continue  # removed while listed
+            if stat.S_ISREG(st.st_mode):
+                entries.append(_Entry(item.path, st.st_size, (st.st_dev, st.st_ino)))
+                continue
+            if not stat.S_ISDIR(st.st_mode) or not recursive:
+                continue
+            if not hidden and item.name.startswith((".", "_")):
+                continue
+            if (st.st_dev, st.st_ino) in entered:
+                notes.append(
+                    f"{loc.name}: left out {loc.show(item.path)}, a symbolic link to "
+                    f"{loc.show(os.path.realpath(item.path))}, which is read already (a link "
+                    "cycle or a second name for it): each file is read once"
+                )
+                continue
+            entered.add((st.st_dev, st.st_ino))
+            folders.append(item.path)
+        stack.extend(reversed(folders))
+    return entries, notes
+
+
+def _explicit_hidden(pattern: str) -> bool:
+    return bool(re.search(r"(^|/)[._]", pattern))
+
+
+def _broken(loc: Location, path: str) -> InputError:
+    try:
+        target = f" to {os.readlink(path)}"
+    except OSError:
+        target = ""
+    return InputError(
+        loc.show(path),
+        f"is a broken symbolic link{target}: its data is not here and would be left out "
+        "(git-annex or DVC data not fetched yet? run 'git annex get' or 'dvc pull')",
+    )
+
+
+def _directory(loc: Location, base: str, entries: list[_Entry], notes: list[str]) -> Found:
     refs = []
-    for item in _listing(loc, base, recursive=True):
-        if item.type != pafs.FileType.File:
-            continue
-        rel = _relative(item.path, base)
+    for entry in entries:
+        rel = _relative(entry.path, base)
         if _hidden(rel):
             continue  # _SUCCESS, _metadata, .crc files, .ipynb_checkpoints
-        kind = format_of(item.path)
+        kind = format_of(entry.path)
+        if entry.broken:
+            if kind in _FORMAT_NAMES or not Path(rel).suffix:
+                raise _broken(loc, entry.path)
+            continue
         if kind is None and not Path(rel).suffix:
-            kind = _sniff(loc, item.path)  # Hadoop-style part files with no extension
+            kind = _sniff(loc, entry.path)  # Hadoop-style part files with no extension
         if kind not in _FORMAT_NAMES:
             continue  # README.md, a .json sidecar, a pickle: not part of the table
-        refs.append(FileRef(item.path, _join_label(loc.name, rel), item.size, kind))
-    refs.sort(key=lambda r: _relative(r.path, base))
+        refs.append((entry, FileRef(entry.path, _join_label(loc.name, rel), entry.size, kind)))
+    refs.sort(key=lambda r: _relative(r[1].path, base))
     if not refs:
         raise InputError(
             loc.name, "directory holds no Parquet files (nor CSV or Arrow/Feather files)"
         )
-    _one_format(loc, refs)
-    return Found(loc, tuple(refs), base, "directory")
+    return _found(loc, refs, base, "directory", notes)
 
 
-def _glob(loc: Location) -> Found:
-    base, pattern = split_glob(loc.path)
-    base = base or "/"
+def _glob(loc: Location, base: str, pattern: str, entries: list[_Entry], notes: list[str]) -> Found:
     regex = glob_regex(pattern)
-    recursive = "/" in pattern or "**" in pattern
-    info = _info(loc, base)
-    if info.type != pafs.FileType.Directory:
-        raise InputError(loc.name, f"no files match: {loc.show(base)} is not a directory")
-    explicit_hidden = bool(re.search(r"(^|/)[._]", pattern))
+    explicit_hidden = _explicit_hidden(pattern)
     refs = []
-    for item in _listing(loc, base, recursive=recursive):
-        if item.type != pafs.FileType.File:
-            continue
-        rel = _relative(item.path, base)
+    for entry in entries:
+        rel = _relative(entry.path, base)
         if not regex.fullmatch(rel) or (_hidden(rel) and not explicit_hidden):
             continue
-        kind = format_of(item.path)
+        if entry.broken:
+            raise _broken(loc, entry.path)
+        kind = format_of(entry.path)
         if kind is None and not Path(rel).suffix:
-            kind = _sniff(loc, item.path)
+            kind = _sniff(loc, entry.path)
         if kind == "pickle":
             raise InputError(
-                loc.show(item.path),
+                loc.show(entry.path),
                 "pickle files are refused: unpickling runs arbitrary code; "
                 "save the table as Parquet or CSV",
             )
         if kind is None:
             raise InputError(
                 loc.name,
-                f"matches {loc.show(item.path)}, which is not a Parquet, CSV or Arrow/Feather "
+                f"matches {loc.show(entry.path)}, which is not a Parquet, CSV or Arrow/Feather "
                 "file; narrow the pattern (for example *.parquet)",
             )
-        refs.append(FileRef(item.path, loc.show(item.path), item.size, kind))
-    refs.sort(key=lambda r: r.path)
+        refs.append((entry, FileRef(entry.path, loc.show(entry.path), entry.size, kind)))
+    refs.sort(key=lambda r: r[1].path)
     if not refs:
         raise InputError(loc.name, "no files match the pattern")
-    _one_format(loc, refs)
-    return Found(loc, tuple(refs), base, "glob")
+    return _found(loc, refs, base, "glob", notes)
+
+
+def _found(
+    loc: Location, refs: list[tuple[_Entry, FileRef]], base: str, kind: str, notes: list[str]
+) -> Found:
+    """The files to read, of one format. A second name of a file read already (a hard or
+    symbolic link) is left out, and so is a 0-byte CSV file (Spark and Hadoop write one for an
+    empty partition: it holds no rows), each with a note; a 0-byte Parquet or Arrow file is a
+    failed write, and an error."""
+    _one_format(loc, [ref for _, ref in refs])
+    files, empty, seen = [], [], {}
+    for entry, ref in refs:
+        if entry.key is not None and entry.key in seen:
+            notes.append(
+                f"{loc.name}: left out {ref.label}, another name for {seen[entry.key]}: each "
+                "file is read once"
+            )
+            continue
+        seen[entry.key] = ref.label
+        if ref.size == 0 and ref.format == "csv":
+            empty.append(ref.label)
+        elif ref.size == 0:
+            raise InputError(ref.label, "file is empty (0 bytes)")
+        else:
+            files.append(ref)
+    if not files:
+        raise InputError(empty[0], "file is empty (0 bytes)")
+    if empty:
+        shown = ", ".join(empty[:3]) + (f" (+{len(empty) - 3} more)" if len(empty) > 3 else "")
+        notes.append(
+            f"{loc.name}: left out {len(empty)} empty CSV file{'s' if len(empty) > 1 else ''} "
+            f"(0 bytes: no header, no rows, as Spark writes for an empty partition): {shown}"
+        )
+    return Found(loc, tuple(files), base, kind, tuple(notes))
 
 
 def _relative(path: str, base: str) -> str:
@@ -313,7 +479,7 @@ def _join_label(name: str, rel: str) -> str:
 
 def _sniff(loc: Location, path: str) -> str | None:
     try:
-        with loc.filesystem.open_input_stream(path) as fh:
+        with open_input(loc.filesystem, path, stream=True) as fh:
             return format_of_bytes(fh.read(6))
     except (pa.ArrowException, OSError, ValueError):
         return None
@@ -345,10 +511,10 @@ def partitions(found: Found) -> tuple[pa.Schema, list[dict[str, Any]]]:
         return pa.schema([]), [{} for _ in found.files]
     import pyarrow.dataset as ds
 
-    paths = [r.path for r in found.files]
+    paths = [arrow_path(r.path) for r in found.files]  # names only: no file is opened
     try:
         options = ds.FileSystemFactoryOptions(
-            partition_base_dir=found.base, partitioning=ds.HivePartitioning.discover()
+            partition_base_dir=arrow_path(found.base), partitioning=ds.HivePartitioning.discover()
         )
         factory = ds.FileSystemDatasetFactory(
             found.location.filesystem, paths, ds.IpcFileFormat(), options
@@ -368,6 +534,38 @@ def partitions(found: Found) -> tuple[pa.Schema, list[dict[str, Any]]]:
 
 # --------------------------------------------------------------------------------------------
 # schemas across files
+
+
+def without_pandas_index(
+    name: str, named: list[tuple[str, pa.Schema]]
+) -> tuple[list[tuple[str, pa.Schema]], str | None]:
+    """Several files: pandas' stored index (``__index_level_N__``) left out of each file's
+    schema, with a note. ``to_parquet()`` writes it only where the index is not a plain range
+    (after a shuffle or a filter), so some part files hold it and others do not; it numbers one
+    file's rows and describes nothing, as for a single file (where the scan leaves it out)."""
+    if len(named) < 2:
+        return named, None
+    dropped = sorted({n for _, s in named for n in s.names if _PANDAS_INDEX.fullmatch(n)})
+    if not dropped:
+        return named, None
+    holding = sum(1 for _, s in named if any(n in s.names for n in dropped))
+    note = (
+        f"{name}: left out {', '.join(map(repr, dropped))} ({holding} of {len(named)} files): "
+        "the row index pandas writes with the data (to_parquet() without index=False); it "
+        "numbers rows, it is no feature"
+    )
+    kept = [
+        (label, pa.schema([f for f in s if f.name not in dropped], metadata=_no_pandas(s)))
+        for label, s in named
+    ]
+    return kept, note
+
+
+def _no_pandas(schema: pa.Schema) -> dict | None:
+    """The schema's metadata less pandas' own, which names the index columns left out."""
+    if not schema.metadata:
+        return schema.metadata
+    return {k: v for k, v in schema.metadata.items() if k != b"pandas"}
 
 
 def unify_schemas(named: list[tuple[str, pa.Schema]], *, text_fallback: bool = False) -> pa.Schema:
@@ -402,6 +600,10 @@ def _common_type(name: str, types: list[tuple[str, pa.DataType]], text: bool) ->
     distinct = {t for _, t in types}
     if len(distinct) == 1:
         return types[0][1]
+    if text and {pa.int64(), pa.uint64()} <= distinct:
+        # IDs beyond int64 in some CSV files only: permissive promotion would pick int64, which
+        # cannot hold them; text holds every value exactly
+        return pa.string()
     # permissive promotion; a dictionary column unifies with plain ones as its values' type
     for candidates in (
         distinct,
@@ -512,6 +714,7 @@ class FileSetSource(TabularSource):
     partition_values: list[dict[str, Any]] = field(default_factory=list)
     partition_schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
     text_fallback: bool = False
+    notes: list[str] = field(default_factory=list)  # files or columns left out, and why
 
     def open(self) -> FileSetSource:
         self._unify()
@@ -521,10 +724,12 @@ class FileSetSource(TabularSource):
         return self
 
     def _unify(self) -> None:
-        files = unify_schemas(
-            [(lbl, c.schema) for lbl, c in zip(self.labels, self.children)],
-            text_fallback=self.text_fallback,
+        named, note = without_pandas_index(
+            self.name, [(lbl, c.schema) for lbl, c in zip(self.labels, self.children)]
         )
+        if note and note not in self.notes:
+            self.notes.append(note)
+        files = unify_schemas(named, text_fallback=self.text_fallback)
         self.schema = with_partitions(self.labels[0], files, self.partition_schema)
 
     @property

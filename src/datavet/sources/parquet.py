@@ -19,10 +19,13 @@ from datavet.sources.base import TabularSource
 from datavet.sources.fs import (
     PARQUET_SUFFIXES,
     Conform,
+    arrow_path,
     locate,
+    open_input,
     order_note,
     unify_schemas,
     with_partitions,
+    without_pandas_index,
 )
 
 __all__ = ["PARQUET_SUFFIXES", "ArrowIpcSource", "ParquetPiece", "ParquetSource"]
@@ -70,7 +73,7 @@ class ParquetPiece:
         conform = Conform(self.label, schema, values)
         wanted = [c for c in schema.names if c not in values]
         try:
-            with self.filesystem.open_input_file(self.path) as fh:
+            with open_input(self.filesystem, self.path) as fh:
                 pf = pq.ParquetFile(fh)
                 for batch in pf.iter_batches(
                     batch_size=batch_rows, row_groups=[self.row_group], columns=wanted
@@ -93,6 +96,7 @@ class ParquetSource(TabularSource):
     partition_values: list[dict[str, Any]] = field(default_factory=list)
     partition_schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
     row_groups: list[list[int]] = field(default_factory=list)  # rows of each row group, per file
+    notes: list[str] = field(default_factory=list)  # files or columns left out, and why
 
     def open(self) -> ParquetSource:
         if self.filesystem is None:
@@ -105,7 +109,7 @@ class ParquetSource(TabularSource):
         self.row_groups = []
         for path, label in zip(self.files, self.labels):
             try:
-                with self.filesystem.open_input_file(path) as fh:
+                with open_input(self.filesystem, path) as fh:
                     meta = pq.ParquetFile(fh)
                     schemas.append((label, meta.schema_arrow))
                     md = meta.metadata
@@ -116,6 +120,9 @@ class ParquetSource(TabularSource):
                 raise InputError(
                     label, f"not a readable Parquet file ({_reader_problem(exc)})"
                 ) from None
+        schemas, note = without_pandas_index(self.name, schemas)
+        if note:
+            self.notes.append(note)
         files_schema = unify_schemas(schemas)
         self.schema = with_partitions(self.labels[0], files_schema, self.partition_schema)
         self.num_rows = sum(sum(groups) for groups in self.row_groups)
@@ -171,7 +178,7 @@ class ParquetSource(TabularSource):
         seen: dict[str, pa.Array] = {}
         try:
             for path in self.files:
-                with self.filesystem.open_input_file(path) as fh:
+                with open_input(self.filesystem, path) as fh:
                     pf = pq.ParquetFile(fh, read_dictionary=sorted(text))
                     names = set(pf.schema_arrow.names)
                     for rg in range(pf.metadata.num_row_groups):
@@ -198,12 +205,15 @@ class ParquetSource(TabularSource):
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
         for path, label, values in zip(self.files, self.labels, self.partition_values):
             conform = Conform(label, self.schema, values)
+            wanted = [c for c in self.schema.names if c not in values]
             try:
-                with self.filesystem.open_input_file(path) as fh:
+                with open_input(self.filesystem, path) as fh:
                     pf = pq.ParquetFile(fh)
                     for groups in _grouped(pf.metadata, batch_rows):
                         try:
-                            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=groups):
+                            for batch in pf.iter_batches(
+                                batch_size=batch_rows, row_groups=groups, columns=wanted
+                            ):
                                 yield conform(batch)
                         except _PARQUET_ERRORS as exc:
                             rg, exc = _corrupt_group(pf, groups, exc)
@@ -260,7 +270,10 @@ class ArrowIpcSource(TabularSource):
 
     def _input(self):
         if self.filesystem is None:
-            return pa.memory_map(str(self.path), "r")
+            path = str(self.path)
+            if arrow_path(path) != path:  # a name that is not UTF-8: pyarrow cannot map it
+                return open_input(pafs.LocalFileSystem(), path)
+            return pa.memory_map(path, "r")
         return self.filesystem.open_input_file(str(self.path))  # ranged reads, not a download
 
     def _reader(self):
