@@ -131,7 +131,8 @@ def test_feature_tensors_n_d_end_to_end():
     x = images(100, (6,))
     x[:, 2] = 1.0
     x[17, 4] = np.inf
-    report = datavet.audit((torch.from_numpy(x), torch.from_numpy(labels(100))), baselines=False)
+    batch = {"inputs": torch.from_numpy(x), "label": torch.from_numpy(labels(100))}
+    report = datavet.audit(batch, baselines=False)
     assert report.datasets["train"]["tensor"]["layout"] == "features"
     (inf,) = by_code(report, "V002")
     assert (inf.columns, inf.examples) == (("x4",), (17,))

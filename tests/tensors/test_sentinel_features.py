@@ -30,7 +30,8 @@ def plant(x, col=3, value=-999.0, share=0.05, seed=1):
 
 def run(x, torch, **kw):
     y = np.random.default_rng(9).integers(0, 2, len(x))
-    return datavet.audit((torch.tensor(x), torch.tensor(y)), select="V007", **kw)
+    # a dict keeps the (N, D) tensor path (an (X, y) tuple of tensors is read as a table)
+    return datavet.audit({"inputs": torch.tensor(x), "label": torch.tensor(y)}, select="V007", **kw)
 
 
 def test_a_placeholder_in_one_feature_fires_with_exact_counts_and_rows(torch):
@@ -107,7 +108,10 @@ def test_whole_number_features_and_the_test_split(torch):
     test[::25, 2] = -1
     y = torch.tensor(rng.integers(0, 2, 3000)), torch.tensor(rng.integers(0, 2, 2000))
     report = datavet.audit(
-        (torch.tensor(train), y[0]), (torch.tensor(test), y[1]), select="V007", baselines=False
+        {"inputs": torch.tensor(train), "label": y[0]},
+        {"inputs": torch.tensor(test), "label": y[1]},
+        select="V007",
+        baselines=False,
     )
     (f,) = report.findings
     assert (f.split, f.columns, f.n_affected) == ("test", ("x2",), 80)

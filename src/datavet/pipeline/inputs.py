@@ -9,7 +9,8 @@ from typing import Any
 
 from datavet.errors import InputError, UsageError
 from datavet.pipeline.arguments import AuditArgs
-from datavet.sources import TabularSource, TensorSource, open_source
+from datavet.sources import TabularSource, TensorSource, open_source, refuse_shared_pipe
+from datavet.sources.tensor_memory import as_table_arrays
 
 AUTO_TARGETS = ("label", "target")
 
@@ -38,6 +39,10 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
     check the estimate first and count what is decoded as it streams."""
     from datavet.engines.spark import spark_inputs  # imports pyspark only for Spark inputs
 
+    # (N, D) torch features: a table, as the same NumPy arrays are
+    train = as_table_arrays(train, "train")
+    test = as_table_arrays(test, "test")
+    refuse_shared_pipe(train, test)
     engine, train, test = spark_inputs(args.engine, train, test)  # a Spark DataFrame: in place
     memory = None
     if args.max_memory is not None:

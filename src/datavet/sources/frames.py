@@ -539,9 +539,64 @@ class DaskFrameSource(StreamSource):
     frame: object = None
 
 
+def _unconverted(frame):
+    """``frame`` with Dask's ``dataframe.convert-string`` undone where its expression still
+    holds the objects: that option (on by default) turns every object column into text, a
+    column of lists or arrays (an embedding) into strings such as "[1.0, nan]", which would hide
+    the NaN inside the vectors and read mixed columns as text. The user's config is untouched.
+    Dask before 2025.1 converts when the frame is made; :func:`_text_lists` notes those."""
+    try:
+        from dask.dataframe.dask_expr import new_collection
+        from dask.dataframe.dask_expr._expr import ArrowStringConversion
+        from dask.dataframe.dask_expr.io.io import FromPandas
+    except ImportError:  # pragma: no cover - dask before 2025.1
+        return frame
+    expr = frame.expr
+    for node in list(expr.walk()):
+        if isinstance(node, ArrowStringConversion):  # from_delayed, from_map, from_array
+            expr = expr.substitute(node, node.frame)
+        elif isinstance(node, FromPandas) and node.operand("pyarrow_strings_enabled"):
+            expr = expr.substitute(
+                node, node.substitute_parameters({"pyarrow_strings_enabled": False})
+            )
+    return frame if expr is frame.expr else new_collection(expr)
+
+
+def _looks_like_list(text: str) -> bool:
+    """``"[1.0, nan, -2e-3]"`` (a list's repr) or ``"[ 1. nan]"`` (a NumPy array's)."""
+    text = text.strip()
+    if text[:1] != "[" or text[-1:] != "]":
+        return False
+    tokens = text[1:-1].replace(",", " ").split()
+    try:
+        [float(t) for t in tokens]
+    except ValueError:
+        return False
+    return bool(tokens)
+
+
+def _text_lists(table: pa.Table, name: str) -> list[str]:
+    """A note for each text column whose values (the first 20) all look like lists of numbers:
+    vectors turned into text, so their values are not checked as a vector column."""
+    notes = []
+    for col, column in zip(table.column_names, table.columns, strict=True):
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            continue
+        values = column.drop_null().slice(0, 20).to_pylist()
+        if values and all(_looks_like_list(v) for v in values):
+            notes.append(
+                f"{name}: column {col!r} holds text that looks like lists of numbers "
+                f"({values[0][:40]!r}), so its values are not checked as a vector; if it held "
+                "lists, Dask's dataframe.convert-string option made them text: make the frame "
+                "inside dask.config.set({'dataframe.convert-string': False})"
+            )
+    return notes
+
+
 def from_dask(frame, name: str) -> DaskFrameSource:
     if _is(frame, "dask", "Series"):
         frame = frame.to_frame()
+    frame = _unconverted(frame)
     head = from_pandas(frame.get_partition(0).compute(), name).table
     pending = [head]
 
@@ -554,7 +609,14 @@ def from_dask(frame, name: str) -> DaskFrameSource:
         for i in range(start, frame.npartitions):
             yield from_pandas(frame.get_partition(i).compute(), name).table
 
-    source = DaskFrameSource(name=name, format="dask", schema=head.schema, read=read, frame=frame)
+    source = DaskFrameSource(
+        name=name,
+        format="dask",
+        schema=head.schema,
+        read=read,
+        frame=frame,
+        notes=_text_lists(head, name),
+    )
     source.check_schema()
     return source
 

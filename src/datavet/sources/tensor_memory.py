@@ -8,7 +8,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from datavet.errors import InputError, UsageError
-from datavet.sources.tensor_base import _check_torch_tensor, check_dtype, is_torch_tensor, pick_keys
+from datavet.sources.tensor_base import (
+    _check_torch_tensor,
+    check_dtype,
+    is_torch_tensor,
+    pick_keys,
+    tensor_to_numpy,
+)
 from datavet.sources.tensor_readers import (
     ArraySource,
     _ArrayReader,
@@ -31,6 +37,28 @@ def _reader(value, name: str, what: str) -> _Reader:
 
 def is_array_like(value) -> bool:
     return isinstance(value, np.ndarray) or is_torch_tensor(value)
+
+
+def as_table_arrays(data, role: str):
+    """A torch tensor of one or two dimensions, or an ``(X, y)`` tuple whose X is one (with one
+    label per row), as NumPy arrays on the CPU, so it opens as a table like the same NumPy input
+    (columns x0, x1, ...) and the same numbers get the same findings, drift included. Anything
+    else (images, sequences, one-hot or mask labels, which the table path refuses) is returned
+    as it is, for the tensor path."""
+    pair = isinstance(data, tuple) and len(data) == 2
+    x, y = data if pair else (data, None)
+    if not is_torch_tensor(x):
+        return data
+    _check_torch_tensor(x, f"<{role} {'tensors' if pair else 'tensor'}>")
+    if not 1 <= x.ndim <= 2:
+        return data
+    if is_torch_tensor(y):
+        _check_torch_tensor(y, f"<{role} tensors>")
+        if y.ndim > 2 or (y.ndim == 2 and y.shape[1] != 1):
+            return data
+        y = tensor_to_numpy(y)
+    x = tensor_to_numpy(x)
+    return (x, y) if pair else x
 
 
 def from_arrays(
