@@ -44,7 +44,8 @@ MANY = {
 
 
 def render(report, fmt: str = "text", **options) -> str:
-    return FORMATS[fmt](report, **options)
+    # valid UTF-8 whatever the renderer took from outside the payload (a file name that is not)
+    return json_output.utf8_text(FORMATS[fmt](report, **options))
 
 
 def _one_line(value) -> str:
@@ -58,12 +59,12 @@ def render_many(items, fmt: str = "text", **options) -> str:
     output: a testsuite / run each in JUnit and SARIF, one capped set of annotations for
     GitHub, a section each in text. JSON holds exactly one report."""
     if fmt in MANY:
-        return MANY[fmt](items)
+        return json_output.utf8_text(MANY[fmt](items))
     if len(items) == 1:
-        return FORMATS[fmt](items[0][1], **options)
+        return render(items[0][1], fmt, **options)
     if fmt == "text":
         return "\n".join(
-            f"== dataset {_one_line(name)} ==\n" + FORMATS[fmt](report, **options)
+            f"== dataset {_one_line(name)} ==\n" + render(report, fmt, **options)
             for name, report, _ in items
         )
     from datavet.errors import UsageError

@@ -78,7 +78,8 @@ def _indented(value: Any, step: str, level: int):
 
 
 def _clean(value: Any) -> Any:
-    """JSON-safe: NaN and infinities become null, tuples lists, numpy scalars Python numbers."""
+    """JSON-safe: NaN and infinities become null, tuples lists, numpy scalars Python numbers,
+    text valid UTF-8."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
@@ -87,9 +88,24 @@ def _clean(value: Any) -> Any:
         return [_clean(v) for v in value]
     if hasattr(value, "item") and callable(value.item):  # numpy scalar
         return _clean(value.item())
-    if isinstance(value, (str, int, bool)) or value is None:
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, (int, bool)) or value is None:
         return value
-    return str(value)
+    return utf8_text(str(value))
+
+
+def utf8_text(value: str) -> str:
+    """``value`` as valid UTF-8: a file name that is not (``caf\xe9.csv``, which the OS hands
+    Python as a lone surrogate) is written with the byte escaped, as Python shows it."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogateescape")
+        return raw.decode("utf-8", "backslashreplace")
+    return value
 
 
 def payload(report: Report) -> dict:

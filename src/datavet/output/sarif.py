@@ -168,8 +168,9 @@ def is_url(path: str) -> bool:
 def _uri(path: str) -> str:
     """An ``artifactLocation.uri``: a URL (``file://`` from an absolute path, already encoded)
     as it is, a path percent-encoded (RFC 3986), so a space, ``#``, ``?`` or ``%`` in a file
-    name cannot end the path or decode to another file."""
-    return path if is_url(path) else quote(path, safe="/")
+    name cannot end the path or decode to another file; a name that is not UTF-8 by its own
+    bytes (``caf%E9.csv``)."""
+    return path if is_url(path) else quote(path.encode("utf-8", "surrogateescape"), safe="/")
 
 
 def _physical(loc: tuple) -> dict:
