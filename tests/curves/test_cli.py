@@ -165,8 +165,8 @@ def test_output_replaces_the_old_file_only_when_done(tmp_path, capsys, monkeypat
 
     result = tmp_path / "curves.txt"
     old = (
-        "log: old.csv (10 steps, csv; columns loss=loss)\n\n0 findings (0 errors, 0 warnings, 0 info) from 8 curve rules. "
-        "passed at fail-on 'error' (exit 0)\n"
+        "log: old.csv (10 steps, csv; columns loss=loss)\n\n0 findings (0 errors, 0 warnings, "
+        "0 info) from 8 curve rules. passed at fail-on 'error' (exit 0)\n"
     )
     result.write_text(old)
 
