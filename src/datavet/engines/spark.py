@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -28,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from datavet.engines.base import Engine
-from datavet.errors import UsageError
+from datavet.errors import InputError, UsageError
 from datavet.scan import Profile, ScanPlan
 from datavet.scan.hashing import RowHashes
 from datavet.scan.reservoir import Reservoir
@@ -72,6 +74,34 @@ def require_java() -> None:
     )
 
 
+_MASTER_WAIT_S = 5.0
+
+
+def check_master(master: str) -> None:
+    """Refuse a master URL Spark cannot use in one line and a few seconds: Spark itself prints
+    Java stack traces for a bad scheme and retries an unreachable standalone master for 80 s."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if master.startswith("local") or master == "yarn" or master.startswith("k8s://"):
+        return
+    if not master.startswith("spark://"):
+        raise UsageError(
+            f"could not start Spark ({master}): not a Spark master URL "
+            "(local[*], spark://host:port, yarn, k8s://...)"
+        )
+    for address in master[len("spark://") :].split(","):  # standalone masters with standbys
+        try:
+            url = urlsplit("spark://" + address)
+            if not url.hostname:
+                raise ValueError("no host")
+            with socket.create_connection((url.hostname, url.port or 7077), _MASTER_WAIT_S):
+                return
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    raise UsageError(f"could not start Spark ({master}): no master answers there ({reason})")
+
+
 @contextmanager
 def connect(master: str | None = None, session=None):
     """The SparkSession to run on: ``session`` (a DataFrame's own), the active one, or a new one
@@ -84,6 +114,7 @@ def connect(master: str | None = None, session=None):
         return
     require_java()
     master = master or "local[*]"
+    check_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors run this interpreter
     builder = (
         sql.SparkSession.builder.master(master)
@@ -91,6 +122,8 @@ def connect(master: str | None = None, session=None):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(1 << BUCKET_BITS))
+        .config("spark.sql.caseSensitive", "true")  # 'Age' and 'age' are two columns, as here
+        .config("spark.log.level", "OFF")  # failures reach the user as datavet's one line
     )
     if master.startswith("local"):
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
@@ -107,6 +140,31 @@ def connect(master: str | None = None, session=None):
         spark.stop()
 
 
+@contextmanager
+def job_errors(sources):
+    """Spark job failures the user can fix, as one line instead of a Java and Python traceback:
+    executors whose Python lacks datavet, a CSV value that does not fit the type inferred from
+    the file's first block (the local engine widens the column and reads again)."""
+    try:
+        yield
+    except Exception as exc:
+        text = str(exc)
+        if "No module named 'datavet'" in text:
+            raise UsageError(
+                "Spark's Python workers cannot import datavet: set PYSPARK_PYTHON to a Python "
+                "that has datavet (this version) installed, on every executor"
+            ) from None
+        cast = re.search(r"\[CAST_INVALID_INPUT\] (.*?) because", text)
+        csv = [s for s in sources if isinstance(s, CsvSource)]
+        if cast and csv:
+            raise InputError(
+                csv[0].name if len(csv) == 1 else "CSV input",
+                f"{cast.group(1)}: a value does not fit the column's type inferred from the "
+                "first block; the Spark engine cannot widen it (--engine local can)",
+            ) from None
+        raise
+
+
 @dataclass
 class SparkSource(TabularSource):
     """A Spark DataFrame, audited in place. Its batches (read only by the passes that need the
@@ -116,15 +174,66 @@ class SparkSource(TabularSource):
     frame: Any = None
 
     def open(self) -> SparkSource:
-        self.schema = self.frame.limit(0).toArrow().schema  # the types the executors see
+        # the types the executors see, but ML vectors (VectorUDT) as lists of numbers
+        arrow = _positional(self.frame).limit(0).toArrow().schema
+        self.schema = pa.schema(
+            [
+                pa.field(name, pa.list_(pa.float64()) if _is_vector(f.dataType) else t.type)
+                for name, f, t in zip(self.frame.columns, self.frame.schema.fields, arrow)
+            ]
+        )
         self.check_schema()
         return self
 
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        frame = self.frame.mapInArrow(_serialise_batches, "payload binary")
-        for row in frame.toLocalIterator(prefetchPartitions=True):
-            with pa.ipc.open_stream(bytes(row[0])) as reader:
-                yield from reader
+        frame = _positional(self.frame).mapInArrow(_serialise_batches, "payload binary")
+        with job_errors([self]):
+            for row in frame.toLocalIterator(prefetchPartitions=True):
+                with pa.ipc.open_stream(bytes(row[0])) as reader:
+                    for batch in reader:
+                        yield _conform(batch, self.schema)
+
+
+def _is_vector(spark_type) -> bool:
+    """A Spark ML vector column (``pyspark.ml.linalg.VectorUDT``, dense or sparse)."""
+    return type(spark_type).__name__ == "VectorUDT"
+
+
+def _positional(frame):
+    """``frame`` with its columns named by position (``_0``, ``_1``...): Spark resolves names
+    without case by default, so 'Age' and 'age' would clash in a session datavet does not own.
+    The executors give the batches their names back (``_conform``)."""
+    return frame.toDF(*[f"_{i}" for i in range(len(frame.columns))])
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """A batch as Spark gives it, in the source's names and the types the local engine reads:
+    dictionary (categorical) columns, which Spark has not, encoded again; ML vectors (Arrow
+    structs of type, size, indices, values) as lists of numbers."""
+    columns = []
+    for column, field in zip(batch.columns, schema):
+        if column.type != field.type:
+            if pa.types.is_struct(column.type) and pa.types.is_list(field.type):
+                column = _dense(column)
+            elif pa.types.is_dictionary(field.type):
+                column = column.cast(field.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, names=schema.names)
+
+
+def _dense(vectors: pa.StructArray) -> pa.Array:
+    """Spark ML vectors as lists of doubles: dense ones are their values, sparse ones are
+    spread out to their size."""
+    kind, size, indices, values = vectors.flatten()
+    if not pc.any(pc.equal(kind, 0)).as_py():  # no sparse vector
+        return values.cast(pa.list_(pa.float64()))
+    rows = values.to_pylist()
+    for i in pc.indices_nonzero(pc.equal(kind, 0)).to_pylist():
+        dense = [0.0] * size[i].as_py()
+        for j, v in zip(indices[i].as_py(), rows[i]):
+            dense[j] = v
+        rows[i] = dense
+    return pa.array(rows, pa.list_(pa.float64()))
 
 
 def _serialise_batches(batches):
@@ -158,27 +267,56 @@ def spark_inputs(engine: str, train, test):
 
 
 def _frame(spark, source: TabularSource, batch_rows: int):
-    """The Spark DataFrame holding ``source``'s rows, in the local engine's row order."""
+    """The Spark DataFrame holding ``source``'s rows, in the local engine's row order, with its
+    columns named by position (``_positional``)."""
     if isinstance(source, SparkSource):
-        return source.frame
-    names = source.schema.names
-    if (
-        isinstance(source, ParquetSource)
-        and _local(source.filesystem)
-        and not source.partition_schema
-    ):
-        return _union(
-            [spark.read.parquet(f).select(*[_col(n) for n in names]) for f in source.files]
-        )
+        return _positional(source.frame)
+    if isinstance(source, ParquetSource) and _local(source.filesystem):
+        _same_but_case(spark, source)
+        return _positional(_union([_file(spark, source, i) for i in range(len(source.files))]))
     if isinstance(source, CsvSource) and source.filesystem is None:
         return _csv(spark, source)
     if isinstance(source, TableSource):
-        return spark.createDataFrame(source.table)
+        return _positional(spark.createDataFrame(source.table))
     raise UsageError(
         f"{source.name}: the Spark engine reads local Parquet and CSV paths and in-memory "
         "tables; read this input with spark.read (e.g. spark.read.parquet('s3a://...')) and "
         "pass the DataFrame"
     )
+
+
+def _file(spark, source: ParquetSource, i: int):
+    """The ``i``-th file of ``source`` in its columns, with its Hive partition values (from
+    the directory names) as constant columns, as the local engine reads it."""
+    from pyspark.sql import functions
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    values = source.partition_values[i]
+    columns = []
+    for field in source.schema:
+        if field.name in source.partition_schema.names:
+            t = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+            value = functions.lit(values.get(field.name)).cast(from_arrow_type(t))
+            columns.append(value.alias(field.name))
+        else:
+            columns.append(_col(field.name))
+    return spark.read.parquet(source.files[i]).select(*columns)
+
+
+def _same_but_case(spark, source: TabularSource) -> None:
+    """Parquet and CSV columns are read by name: in a session that resolves names without case (not
+    datavet's own), two names that differ only in case cannot be told apart. Refuse them."""
+    if spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true":
+        return
+    seen: dict[str, str] = {}
+    for name in source.schema.names:
+        other = seen.setdefault(name.lower(), name)
+        if other != name:
+            raise UsageError(
+                f"{source.name}: columns {other!r} and {name!r} differ only in case, and this "
+                "Spark session resolves names without case: set spark.sql.caseSensitive=true, "
+                "or read the file with spark.read and rename one"
+            )
 
 
 def _local(filesystem) -> bool:
@@ -201,23 +339,33 @@ def _union(frames):
 
 
 def _csv(spark, source: CsvSource):
-    """The CSV file read by Spark with the types the local engine infers (no second inference:
-    the report would otherwise differ in types)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+    """The CSV file read by Spark as text, with the local reader's missing-value tokens ("NA",
+    "null", "N/A"...) made null and each column cast to the type the local engine infers (no
+    second inference: the report would otherwise differ in types). Spark's CSV reader knows
+    one null token only, so it parses nothing itself."""
+    from pyspark.sql import functions
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StringType, StructField, StructType
 
-    return spark.read.csv(
+    _same_but_case(spark, source)
+    frame = spark.read.csv(
         str(os.path.abspath(source.path)),
-        schema=from_arrow_schema(source.schema),
+        schema=StructType([StructField(n, StringType()) for n in source.schema.names]),
         header=True,
         sep=source.delimiter,
         encoding=source.encoding,
-        nullValue="",
-        nanValue="nan",
-        positiveInf="inf",
-        negativeInf="-inf",
         mode="FAILFAST",
         multiLine=True,
     )
+    tokens = list(source._options()[2].null_values)
+    columns = []
+    for i, field in enumerate(source.schema):
+        text = _col(field.name)
+        value = functions.when(~text.isin(tokens), text)
+        if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            value = value.cast(from_arrow_type(field.type))
+        columns.append(value.alias(f"_{i}"))
+    return frame.select(*columns)
 
 
 def _count(batches):
@@ -256,7 +404,14 @@ def _one(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
 _PARTS = "split string, part int, bucket int, rows long, payload binary"
 
 
-def _profiler(split: str, offsets: dict[int, int], plan: ScanPlan, batch_rows: int, bits: int):
+def _profiler(
+    split: str,
+    schema: pa.Schema,
+    offsets: dict[int, int],
+    plan: ScanPlan,
+    batch_rows: int,
+    bits: int,
+):
     def run(batches):
         """Runs on an executor: the partition's Profile (without its hashes) and its buckets."""
         from pyspark import TaskContext
@@ -265,6 +420,7 @@ def _profiler(split: str, offsets: dict[int, int], plan: ScanPlan, batch_rows: i
         offset = start = offsets.get(part, 0)
         profile = Profile(split=split)
         for batch in _rechunk(batches, batch_rows):
+            batch = _conform(batch, schema)
             profile = profile.merge(Profile.of_batch(batch, offset, plan, split))
             offset += batch.num_rows
         out = [(_PROFILE, offset - start, None)]
@@ -336,7 +492,7 @@ def profile_splits(
 ) -> tuple[dict[str, Profile], RowChecks]:
     """Profiles of every split and the row-identity results, computed by Spark."""
     own = next((s.frame.sparkSession for s in sources.values() if isinstance(s, SparkSource)), None)
-    with connect(master, own) as spark:
+    with connect(master, own) as spark, job_errors(sources.values()):
         parts, counts = {}, {}
         for split, source in sources.items():
             frame = _frame(spark, source, batch_rows)
@@ -350,7 +506,8 @@ def profile_splits(
                 total += rows[part]
             split_plan = plan if plan.sample_cut is not None else _with_cut(plan, total)
             parts[split] = frame.mapInArrow(
-                _profiler(split, offsets, split_plan, batch_rows, bucket_bits), _PARTS
+                _profiler(split, source.schema, offsets, split_plan, batch_rows, bucket_bits),
+                _PARTS,
             ).groupBy("bucket")
         # One job: every partition is profiled and bucketed in the map stage of each split (so a
         # task's partition number is its partition's); the buckets meet in the reduce stage.
