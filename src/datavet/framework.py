@@ -35,7 +35,6 @@ __all__ = [
     "RunResult",
     "Skip",
     "choose",
-    "elsewhere",
     "fmt",
     "match_selector",
     "needing",
@@ -327,8 +326,8 @@ def match_selector(
     what: str = "rule",
     example: str = "a code (V001), a prefix (V, F00) or a name (nan-values)",
 ) -> list:
-    """The rules of ``pool`` that one selector means: ``ALL``, a name, or a code prefix. A
-    selector that names only rules of another command says which command runs them."""
+    """The rules of ``pool`` that one selector means: ``ALL``, a name, or a code prefix
+    (:func:`datavet.rules.match_selector` also says which command runs a rule of another)."""
     sel = selector.strip()
     if not sel:
         return []
@@ -340,55 +339,9 @@ def match_selector(
     found = [r for r in pool if r.code.startswith(sel.upper())]
     if not found:
         raise UsageError(
-            elsewhere(sel, pool)
-            or f"unknown {what} selector {selector!r}: use {example}; `datavet rules` lists them"
+            f"unknown {what} selector {selector!r}: use {example}; `datavet rules` lists them"
         )
     return found
-
-
-# Who runs each family of rules: its kind, who runs it, and the short name a message uses for
-# the command at hand (a probe that needs a GradientMonitor's history is never run by
-# ``datavet probe``).
-_RUNNERS = {
-    "audit": ("data-audit", "`datavet audit`", "audit"),
-    "model": ("model-probe", "`datavet probe`", "probe"),
-    "monitor": ("gradient-monitor", "datavet.GradientMonitor", "GradientMonitor"),
-    "curves": ("training-curve", "`datavet curves`", "curves"),
-}
-
-
-def _family(rule) -> str:
-    from datavet import rules  # lazily: the registry imports this module
-
-    if rule in rules.CURVE_RULES:
-        return "curves"
-    if rule in rules.PROBES:
-        return "monitor" if "monitor" in rule.needs else "model"
-    return "audit"
-
-
-def elsewhere(selector: str, pool) -> str | None:
-    """The message for a selector that names only rules another command runs (``M001`` in an
-    audit): which command runs them, and which rules the command at hand runs. None when the
-    selector names no rule of any family."""
-    from datavet import rules
-
-    sel = selector.strip()
-    by_name = rules.NAMES.get(sel.lower())
-    others = [by_name] if by_name else [r for r in rules.REGISTRY if r.code.startswith(sel.upper())]
-    others = [r for r in others if r not in pool]
-    if not others or not pool:
-        return None
-    families = [_RUNNERS[f] for f in dict.fromkeys(_family(r) for r in others)]
-    if len(others) == 1:
-        kind, runner, _ = families[0]
-        head = f"{others[0].code} ({others[0].name}) is a {kind} rule: {runner} runs it"
-    else:
-        head = f"{sel!r} names " + " and ".join(f"{k} rules (run by {r})" for k, r, _ in families)
-    prefixes = list(dict.fromkeys(r.code.rstrip("0123456789") for r in pool))
-    taken = ", ".join(prefixes[:-1]) + " and " + prefixes[-1] if len(prefixes) > 1 else prefixes[0]
-    here = _RUNNERS[_family(next(iter(pool)))][2]
-    return f"{head}; {here} runs {taken} rules"
 
 
 class NothingSelected(UsageError):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import stat
@@ -479,11 +480,32 @@ class Outputs:
             raise OutputError(_shown(path), f"cannot be written ({exc.strerror or exc})") from None
 
 
+def is_journal(path: str | os.PathLike) -> bool:
+    """Whether the file at ``path`` is empty or a datavet journal: a line of its first 64 KiB is
+    an entry (an object with a whole-number ``id`` and a ``hypothesis``)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    if not head.strip():
+        return True
+    for line in head.decode("utf-8", "replace").splitlines():
+        if '"hypothesis"' not in line:
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and type(item.get("id")) is int and "hypothesis" in item:
+            return True
+    return False
+    # (here, beside the outputs that must never replace a journal; datavet.journal uses it)
+
+
 def _refuse_journal(option: str, path, shown: str, what: str) -> None:
     """A journal holds what cannot be rerun (hypotheses, predictions, outcomes): another output
     never replaces it, ``--force`` or not."""
-    from datavet.journal import is_journal
-
     try:
         with open(path, "rb") as fh:
             blank = not fh.read(_PEEK).strip()

@@ -54,7 +54,8 @@ from datavet.curves.nonfinite import NonFiniteLoss
 from datavet.curves.plateau import LossBarelyMoves, NoLearningPlateau
 from datavet.curves.validation_mode import ValidationInTrainMode
 from datavet.errors import UsageError
-from datavet.framework import NEEDS, Rule, choose, match_selector, split_selectors
+from datavet.framework import NEEDS, Rule, choose, split_selectors
+from datavet.framework import match_selector as _match_selector
 from datavet.probes.activations import SaturatedActivations, VanishingActivations
 from datavet.probes.amp_scaler import AmpWithoutGradScaler
 from datavet.probes.base import Probe
@@ -167,6 +168,7 @@ __all__ = [
     "family",
     "in_section",
     "lookup",
+    "elsewhere",
     "match_selector",
     "find_curve_rule",
     "lookup_probe",
@@ -211,7 +213,7 @@ def select_rules(
 
     Selectors are codes, code prefixes (a family: ``L``, ``S00``) or names, as in ruff.
     """
-    return choose(RULES, select, ignore)
+    return choose(RULES, select, ignore, lambda sel: match_selector(sel, RULES))
 
 
 # The model probes (M): datavet.probe runs those that need a model, a GradientMonitor's report
@@ -291,3 +293,56 @@ def select_curve_rules(select=None, ignore=None) -> list[type[CurveRule]]:
             example="a code (C002), a prefix (C, C00) or a name (loss-divergence)",
         ),
     )
+
+
+# Who runs each family of rules: its kind, who runs it, and the short name a message uses for
+# the command at hand (a probe that needs a GradientMonitor's history is never run by
+# ``datavet probe``).
+_RUNNERS = {
+    "audit": ("data-audit", "`datavet audit`", "audit"),
+    "model": ("model-probe", "`datavet probe`", "probe"),
+    "monitor": ("gradient-monitor", "datavet.GradientMonitor", "GradientMonitor"),
+    "curves": ("training-curve", "`datavet curves`", "curves"),
+}
+
+
+def _family(rule) -> str:
+    if rule in CURVE_RULES:
+        return "curves"
+    if rule in PROBES:
+        return "monitor" if "monitor" in rule.needs else "model"
+    return "audit"
+
+
+def elsewhere(selector: str, pool) -> str | None:
+    """The message for a selector that names only rules another command runs (``M001`` in an
+    audit): which command runs them, and which rules the command at hand runs. None when the
+    selector names no rule of any family."""
+    sel = selector.strip()
+    by_name = NAMES.get(sel.lower())
+    others = [by_name] if by_name else [r for r in REGISTRY if r.code.startswith(sel.upper())]
+    others = [r for r in others if r not in pool]
+    if not others or not pool:
+        return None
+    families = [_RUNNERS[f] for f in dict.fromkeys(_family(r) for r in others)]
+    if len(others) == 1:
+        kind, runner, _ = families[0]
+        head = f"{others[0].code} ({others[0].name}) is a {kind} rule: {runner} runs it"
+    else:
+        head = f"{sel!r} names " + " and ".join(f"{k} rules (run by {r})" for k, r, _ in families)
+    prefixes = list(dict.fromkeys(r.code.rstrip("0123456789") for r in pool))
+    taken = ", ".join(prefixes[:-1]) + " and " + prefixes[-1] if len(prefixes) > 1 else prefixes[0]
+    here = _RUNNERS[_family(next(iter(pool)))][2]
+    return f"{head}; {here} runs {taken} rules"
+
+
+def match_selector(selector: str, pool, **kwargs) -> list:
+    """:func:`datavet.framework.match_selector`, and for a selector that names only rules of
+    another command (``M001`` in an audit), a message that says which command runs them."""
+    try:
+        return _match_selector(selector, pool, **kwargs)
+    except UsageError:
+        other = elsewhere(selector, pool)
+        if other is None:
+            raise
+        raise UsageError(other) from None

@@ -302,8 +302,7 @@ class _Parser:
         return tuple(value)
 
     def rule(self, keys: tuple[str, ...]) -> str:
-        from datavet.framework import elsewhere
-        from datavet.rules import BY_CODE, BY_NAME, RULES
+        from datavet.rules import BY_CODE, BY_NAME, RULES, elsewhere
 
         key = keys[-1]
         rule = BY_CODE.get(key.strip().upper()) or BY_NAME.get(key.strip().lower())

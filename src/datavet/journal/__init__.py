@@ -37,6 +37,7 @@ from datavet.journal.entries import (
     n_changes,
 )
 from datavet.journal.markdown import _change_text, render_markdown  # noqa: F401 (the CLI)
+from datavet.outputs import is_journal
 
 __all__ = [
     "DEFAULT_NAME",
@@ -73,28 +74,6 @@ def _now() -> str:
 
 # --------------------------------------------------------------------------------------------
 # the journal
-
-
-def is_journal(path: str | os.PathLike) -> bool:
-    """Whether the file at ``path`` is empty or a datavet journal: a line of its first 64 KiB is
-    an entry (an object with a whole-number ``id`` and a ``hypothesis``)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536)
-    except OSError:
-        return False
-    if not head.strip():
-        return True
-    for line in head.decode("utf-8", "replace").splitlines():
-        if '"hypothesis"' not in line:
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(item, dict) and type(item.get("id")) is int and "hypothesis" in item:
-            return True
-    return False
 
 
 def is_journal_view(path: str | os.PathLike) -> bool:
