@@ -16,8 +16,10 @@ class TimeOrderLeakage(Auditor):
     detected column it fires only when the split looks meant to be temporal, that is when most
     test rows are newer than all of train but some are not (at most ``max_auto_older``, 50%);
     a random split, where nearly every test row overlaps, is not reported. ``--time`` also takes
-    a numeric column (years, epoch seconds); a text column is skipped, with a note to parse it
-    as dates first.
+    a numeric column (years, epoch seconds), and in a data frame a text column in ISO-8601 form
+    (``2020-01-15``, ``2020-01-15T10:00:00+01:00``, as ``pd.read_csv`` leaves dates), read as
+    dates/times in UTC with a note (values that are not dates become missing); other text is
+    skipped, with a note to parse it as dates first.
 
     **Why it matters**
     A model is used on the future. If the test set mixes in rows from the training period, the
@@ -48,8 +50,9 @@ class TimeOrderLeakage(Auditor):
             if col.kind not in ("temporal", "numeric", "null"):
                 held = "text" if col.kind == "string" else f"{col.dtype} values"
                 raise Skip(
-                    f"time column {ctx.time!r} holds {held}, not dates/times or numbers: parse "
-                    "it as dates (pd.to_datetime) to check the split's time order"
+                    f"time column {ctx.time!r} holds {held}, not ISO-8601 dates/times or "
+                    "numbers: parse it as dates (pd.to_datetime with its format) to check the "
+                    "split's time order"
                 )
         if a.time_range is None or b.time_range is None:
             raise Skip(f"time column {ctx.time!r} has no values in a split")

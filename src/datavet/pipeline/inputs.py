@@ -10,6 +10,7 @@ from typing import Any
 from datavet.errors import InputError, UsageError
 from datavet.pipeline.arguments import AuditArgs
 from datavet.sources import TabularSource, TensorSource, open_source, refuse_shared_pipe
+from datavet.sources.base import TableSource
 from datavet.sources.tensor_memory import as_table_arrays
 
 AUTO_TARGETS = ("label", "target")
@@ -87,7 +88,30 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
     out = Inputs(train_src, test_src, engine, target, memory)
     if out.tensors and (args.group is not None or args.time is not None):
         raise UsageError("group and time columns apply to tables, not tensor inputs")
+    if args.time is not None and isinstance(train_src, TableSource):
+        _parse_times(train_src, test_src, args.time)
     return out
+
+
+def _parse_times(train: TableSource, test, spec) -> None:
+    """A data frame's text time column (``pd.read_csv`` leaves dates as text) read as ISO-8601
+    dates/times in both splits, as a CSV reader reads them, with one note that says so."""
+    time, _ = resolve_column(spec, train, role="time")
+    if time is None:
+        return
+    failed = {}
+    for split, src in (("train", train), ("test", test)):
+        if isinstance(src, TableSource):
+            n = src.parse_times(time)
+            if n is not None:
+                failed[split] = n
+    if not failed:
+        return
+    bad = ", ".join(f"{split} {n:,}" for split, n in failed.items() if n)
+    train.notes.append(
+        f"time column {time!r} held text: read as ISO-8601 dates/times"
+        + (f" (values that are not, read as missing: {bad})" if bad else "")
+    )
 
 
 def resolve_columns(inputs: Inputs, args: AuditArgs) -> tuple:

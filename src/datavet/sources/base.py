@@ -83,6 +83,61 @@ class TableSource(TabularSource):
 
     table: pa.Table | None = None
     label: str | None = None  # an (X, y) pair: the column that holds y
+    notes: list[str] = field(default_factory=list)  # how it was read, when worth saying
 
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
         yield from self.table.to_batches(max_chunksize=batch_rows)
+
+    def parse_times(self, name: str) -> int | None:
+        """Read the text column ``name`` (the ``time`` column) as ISO-8601 dates/times, as a CSV
+        reader does: a data frame read with ``pd.read_csv`` holds them as text. Values that are
+        not ISO-8601 become missing (V001 counts them); a column mostly not dates stays text.
+        Returns how many values did not parse, or None when the column was left as it was."""
+        if self.table is None or name not in self.table.column_names:
+            return None
+        column = self.table.column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            return None
+        parsed, failed = _iso_times(column)
+        if parsed is None:
+            return None
+        i = self.table.column_names.index(name)
+        self.table = self.table.set_column(i, pa.field(name, parsed.type), parsed)
+        self.schema = self.table.schema
+        return failed
+
+
+def _iso_times(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, int]:
+    """(``column`` as timestamp[us], UTC wall time where an offset is given; how many present
+    values did not parse), or (None, 0) when at most half of them are ISO-8601."""
+    import datetime
+
+    import pyarrow.compute as pc
+
+    target = pa.timestamp("us")
+    for typ in (target, pa.timestamp("us", tz="UTC")):
+        try:
+            return pc.cast(column, typ).cast(target), 0
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+    # mixed forms (offsets on some values) or values that are not dates: one parse per distinct
+    uniques = pc.unique(column).drop_null().to_pylist()
+    times = {}
+    for text in uniques:
+        try:
+            value = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        times[text] = value
+    present = len(column) - column.null_count
+    if not present:
+        return None, 0
+    parsed = pa.array([times.get(v) for v in column.to_pylist()], target)
+    failed = present - (len(parsed) - parsed.null_count)
+    if failed * 2 >= present:
+        return None, 0
+    return pa.chunked_array([parsed]), failed
