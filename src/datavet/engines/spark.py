@@ -90,15 +90,22 @@ def check_master(master: str) -> None:
             f"could not start Spark ({master}): not a Spark master URL "
             "(local[*], spark://host:port, yarn, k8s://...)"
         )
+    reason = "no host"
     for address in master[len("spark://") :].split(","):  # standalone masters with standbys
         try:
             url = urlsplit("spark://" + address)
-            if not url.hostname:
-                raise ValueError("no host")
-            with socket.create_connection((url.hostname, url.port or 7077), _MASTER_WAIT_S):
+            host, port = url.hostname, url.port or 7077
+        except ValueError as exc:  # a port that is not a number
+            reason = str(exc)
+            continue
+        if not host:
+            reason = "no host"
+            continue
+        try:
+            with socket.create_connection((host, port), _MASTER_WAIT_S):
                 return
-        except (OSError, ValueError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
     raise UsageError(f"could not start Spark ({master}): no master answers there ({reason})")
 
 
