@@ -18,29 +18,6 @@ from datavet.engines import spark as engine
 from datavet.errors import UsageError
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYSPARK_PYTHON", sys.executable)  # the executors run this interpreter
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("datavet-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.sql.shuffle.partitions", "4")
-            .getOrCreate()
-        )
-        session.sparkContext.setLogLevel("ERROR")
-        try:
-            yield session
-        finally:
-            session.stop()
-
-
 def findings(report) -> list:
     return [(f.code, f.split, f.columns, f.n_affected, f.examples) for f in report.findings]
 
