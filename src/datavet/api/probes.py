@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from datavet.errors import UsageError
 from datavet.findings import Severity, Status
 from datavet.framework import run_rules
+from datavet.pipeline.arguments import rule_map
 from datavet.probes.base import ProbeContext, isolated_rng
 from datavet.rules import probe_by_key as lookup
 from datavet.rules import select_probes
@@ -267,10 +268,13 @@ def probe(
             raise UsageError(f"{name} must be callable")
     try:
         fail_level = Severity.parse(fail_on)
-        overrides = {lookup(k).code: Severity.parse(v) for k, v in (severity or {}).items()}
+        overrides = {
+            lookup(k).code: Severity.parse(v)
+            for k, v in rule_map(severity, "severity", lookup).items()
+        }
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    tuned = {lookup(k).code: dict(v) for k, v in (thresholds or {}).items()}
+    tuned = {lookup(k).code: dict(v) for k, v in rule_map(thresholds, "thresholds", lookup).items()}
     probes = [
         p(severity=overrides.get(p.code), thresholds=tuned.get(p.code))
         for p in select_probes(select, ignore)

@@ -82,14 +82,14 @@ def check_arguments(
         raise UsageError(f"fail_on: {exc}") from None
     rules = select_rules(_selector_arg(select, "select"), _selector_arg(ignore, "ignore"))
     overrides = {}
-    for k, v in _rule_map(severity, "severity").items():
+    for k, v in rule_map(severity, "severity").items():
         try:
             overrides[lookup(k).code] = Severity.parse(v)
         except UsageError as exc:
             raise UsageError(f"severity[{k!r}]: {exc}") from None
     tuned = {
         lookup(k).code: _threshold_values(k, v)
-        for k, v in _rule_map(thresholds, "thresholds").items()
+        for k, v in rule_map(thresholds, "thresholds").items()
     }
     if task not in TASKS:
         raise UsageError(f"unknown task {task!r:.80} (choose from {', '.join(TASKS)})")
@@ -211,7 +211,9 @@ def _ignores_arg(value) -> None:
         )
 
 
-def _rule_map(value, what: str) -> dict:
+def rule_map(value, what: str, find=lookup) -> dict:
+    """``value`` (a ``severity`` or ``thresholds`` mapping of the Python API) checked: a mapping
+    keyed by rule codes or names (``find`` looks them up), no rule under two keys."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -219,9 +221,17 @@ def _rule_map(value, what: str) -> dict:
             f"{what} must be a mapping of rule code to setting, such as "
             f"{_EXAMPLES[what]}, not a {type(value).__name__}"
         )
+    named: dict[str, str] = {}
     for key in value:
         if not isinstance(key, str):
             raise UsageError(f"{what}: rule keys are codes or names (str), not {key!r:.80}")
+        code = find(key).code
+        if code in named:  # which setting won would depend on the dict's order
+            raise UsageError(
+                f"{what}: {named[code]!r} and {key!r} both name {code}: give its setting under "
+                "one key"
+            )
+        named[code] = key
     return dict(value)
 
 
