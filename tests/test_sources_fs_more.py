@@ -297,3 +297,14 @@ def test_unreachable_gcs_store_is_one_line(tmp_path):
     (line,) = proc.stderr.splitlines()
     assert line.startswith("datavet: error: gs://bucket/train.parquet:")
     assert "Could not connect" in line and "error_info" not in line
+
+
+def test_a_directory_says_which_files_were_read_with_another_delimiter(tmp_path):
+    import datavet
+
+    (tmp_path / "p1.csv").write_text("a,b,label\n1,2,0\n3,4,1\n")
+    (tmp_path / "p2.csv").write_text("a;b;label\n5;6;0\n7;8;1\n")
+    report = datavet.audit(tmp_path, target="label", baselines=False)
+    assert report.datasets["train"]["rows"] == 4
+    (note,) = [n for n in report.notes if "delimiter" in n]
+    assert "p2.csv: read with delimiter ';'" in note and "p1.csv" not in note

@@ -736,6 +736,15 @@ class FileSetSource(TabularSource):
     def order_note(self) -> str | None:
         return order_note(self.name, self.labels, _FORMAT_NAMES.get(self.format, self.format))
 
+    @property
+    def read_note(self) -> str | None:
+        """The files' own notes (a CSV delimiter sniffed or named), the first three of them."""
+        notes = [n for n in (c.read_note for c in self.children) if n]
+        if not notes:
+            return None
+        more = f" (+{len(notes) - 3} more files)" if len(notes) > 3 else ""
+        return "; ".join(notes[:3]) + more
+
     def _iter_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
         for child, label, values in zip(self.children, self.labels, self.partition_values):
             conform = Conform(label, self.schema, values)
