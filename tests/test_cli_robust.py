@@ -250,9 +250,9 @@ _READY = """
 import sys, runpy, traceback
 import datavet
 sys.argv = ["datavet", "audit", {data!r}]
-sys.stdout.write("ready\\n")
-sys.stdout.flush()
-try:
+try:  # "ready" inside the try: a signal right after it lands here, not in a bare line (exit 3)
+    sys.stdout.write("ready\\n")
+    sys.stdout.flush()
     runpy.run_module("datavet", run_name="__main__", alter_sys=True)
 except KeyboardInterrupt as exc:
     frames = traceback.extract_tb(exc.__traceback__)

@@ -126,10 +126,20 @@ def test_a_numeric_time_column_is_checked():
 
 def test_a_text_time_column_is_skipped_with_the_true_reason():
     train, test = _years()
+    # ISO-8601 text in a data frame is read as dates (tests/test_text_time.py); other text is not
+    for frame in (train, test):
+        frame["d"] = pd.to_datetime(frame["d"]).dt.strftime("%d/%m/%Y")
     report = datavet.audit(train, test, target="y", time="d", select="S008")
     (outcome,) = [o for o in report.outcomes if o.code == "S008"]
     assert outcome.status.value == "skipped"
     assert "holds text" in outcome.reason and "no values" not in outcome.reason
+
+
+def test_iso_text_time_in_a_data_frame_is_read_as_dates():
+    train, test = _years()
+    report = datavet.audit(train, test, target="y", time="d", select="S008")
+    (f,) = report.findings
+    assert f.n_affected == 50  # test is the first 50 days, all older than train's newest
 
 
 def test_a_numeric_time_column_read_from_csv(tmp_path):
