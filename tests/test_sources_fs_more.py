@@ -308,3 +308,27 @@ def test_a_directory_says_which_files_were_read_with_another_delimiter(tmp_path)
     assert report.datasets["train"]["rows"] == 4
     (note,) = [n for n in report.notes if "delimiter" in n]
     assert "p2.csv: read with delimiter ';'" in note and "p1.csv" not in note
+
+
+def test_a_link_that_sorts_first_never_hides_the_real_folder_or_file(tmp_path):
+    import datavet
+
+    root = tmp_path / "hive"
+    for year in (2020, 2021):
+        (root / f"year={year}").mkdir(parents=True)
+        pd.DataFrame({"x": np.arange(100.0), "label": np.arange(100) % 2}).to_parquet(
+            root / f"year={year}" / "part.parquet", index=False
+        )
+    (root / "latest").symlink_to("year=2021")  # sorts before "year=..."
+    report = datavet.audit(root, target="label", baselines=False)
+    assert report.datasets["train"]["rows"] == 200
+    assert not [f for f in report.findings if f.code in ("V001", "F001")]  # year kept on all rows
+    assert any("left out" in n and "latest" in n for n in report.notes)
+    # a file under two names: the real one is read
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    (flat / "z.csv").write_text("x,label\n1,0\n2,1\n")
+    (flat / "a.csv").symlink_to("z.csv")
+    report = datavet.audit(flat, target="label", baselines=False)
+    assert report.datasets["train"]["rows"] == 2
+    assert any("left out" in n and "a.csv, another name for" in n for n in report.notes)

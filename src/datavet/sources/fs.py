@@ -246,6 +246,7 @@ class _Entry:
     size: int | None
     key: tuple[int, int] | None = None  # (st_dev, st_ino): one file under two names
     broken: bool = False  # a symbolic link to nothing
+    linked: bool = False  # reached through a symbolic link (its real name is kept first)
 
 
 def _info(loc: Location, path: str):
@@ -320,15 +321,31 @@ def _walk(loc: Location, base: str, *, recursive: bool, hidden: bool):
 
     Symbolic links are followed, but each directory is entered once: a link back to a directory
     already listed (a cycle, or a second name of one) is left out with a note, so no file is
-    read twice. A link that leads nowhere is listed as broken: whether it matters is up to the
-    caller. Directories named ``.x``/``_x`` are entered only when ``hidden``."""
+    read twice. Linked directories are entered after every real one, so a directory is read
+    under its real name (``latest -> year=2021`` sorts first, but the rows keep their
+    ``year=2021`` partition value). A link that leads nowhere is listed as broken: whether it
+    matters is up to the caller. Directories named ``.x``/``_x`` are entered only when
+    ``hidden``."""
     entries: list[_Entry] = []
     notes: list[str] = []
     st = os.stat(base)
     entered = {(st.st_dev, st.st_ino)}
-    stack = [base]
-    while stack:
-        folder = stack.pop()
+    stack: list[tuple[str, bool]] = [(base, False)]  # (folder, reached through a link)
+    links: list[tuple[str, tuple[int, int]]] = []  # linked folders, entered last
+    while stack or links:
+        if stack:
+            folder, linked = stack.pop()
+        else:
+            folder, key = links.pop(0)
+            if key in entered:
+                notes.append(
+                    f"{loc.name}: left out {loc.show(folder)}, a symbolic link to "
+                    f"{loc.show(os.path.realpath(folder))}, which is read already (a link "
+                    "cycle or a second name for it): each file is read once"
+                )
+                continue
+            entered.add(key)
+            linked = True
         try:
             with os.scandir(folder) as listing:
                 items = sorted(listing, key=lambda item: item.name)
@@ -342,22 +359,23 @@ def _walk(loc: Location, base: str, *, recursive: bool, hidden: bool):
                 if item.is_symlink():
                     entries.append(_Entry(item.path, None, broken=True))
                 continue  # removed while listed
+            key = (st.st_dev, st.st_ino)
             if stat.S_ISREG(st.st_mode):
-                entries.append(_Entry(item.path, st.st_size, (st.st_dev, st.st_ino)))
+                entries.append(
+                    _Entry(item.path, st.st_size, key, linked=linked or item.is_symlink())
+                )
                 continue
             if not stat.S_ISDIR(st.st_mode) or not recursive:
                 continue
             if not hidden and item.name.startswith((".", "_")):
                 continue
-            if (st.st_dev, st.st_ino) in entered:
-                notes.append(
-                    f"{loc.name}: left out {loc.show(item.path)}, a symbolic link to "
-                    f"{loc.show(os.path.realpath(item.path))}, which is read already (a link "
-                    "cycle or a second name for it): each file is read once"
-                )
+            if item.is_symlink():
+                links.append((item.path, key))
                 continue
-            entered.add((st.st_dev, st.st_ino))
-            folders.append(item.path)
+            if key in entered:  # a bind mount, or a real folder reached again through a link
+                continue
+            entered.add(key)
+            folders.append((item.path, linked))
         stack.extend(reversed(folders))
     return entries, notes
 
@@ -442,15 +460,19 @@ def _found(
     empty partition: it holds no rows), each with a note; a 0-byte Parquet or Arrow file is a
     failed write, and an error."""
     _one_format(loc, [ref for _, ref in refs])
-    files, empty, seen = [], [], {}
+    # one name per file: its real one (not reached through a link) where it has one
+    kept: dict = {}
     for entry, ref in refs:
-        if entry.key is not None and entry.key in seen:
+        if entry.key is not None and (entry.key not in kept or kept[entry.key][0] > entry.linked):
+            kept[entry.key] = (entry.linked, ref.label)
+    files, empty = [], []
+    for entry, ref in refs:
+        if entry.key is not None and kept[entry.key][1] != ref.label:
             notes.append(
-                f"{loc.name}: left out {ref.label}, another name for {seen[entry.key]}: each "
-                "file is read once"
+                f"{loc.name}: left out {ref.label}, another name for {kept[entry.key][1]}: "
+                "each file is read once"
             )
             continue
-        seen[entry.key] = ref.label
         if ref.size == 0 and ref.format == "csv":
             empty.append(ref.label)
         elif ref.size == 0:
