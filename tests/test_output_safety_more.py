@@ -315,3 +315,33 @@ def test_closed_standard_output_fails_a_report_printed_not_one_written(reports, 
     done = _child(["audit", PLANTED, "--format", "json", "-o", out], reports, **closed)
     assert done.returncode == 1, done.stderr
     assert json.loads(out.read_text())["tool"] == "datavet"
+
+
+def test_large_text_outputs_are_judged_by_every_line(tmp_path, capsys):
+    """A text file over two peek windows is read whole: datavet's own report with a first line
+    longer than a window is still its own, and a log with a datavet run at each end is not."""
+    import numpy as np
+    import pandas as pd
+
+    from datavet.cli import main
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    data = tmp_path / "wide.csv"
+    pd.DataFrame({"c": ["Z" * 20000] * 200, "x": y * 3.0, "label": y}).to_csv(data, index=False)
+    out = tmp_path / "out.txt"
+    argv = ["audit", str(data), "--target", "label", "--select", "F001", "--format", "concise"]
+    argv += ["-o", str(out)]
+    for _ in range(2):  # the second run replaces the first run's report
+        assert main(argv) in (0, 1)
+    assert len(out.read_text().splitlines()[0]) > 16384
+    # a log: a datavet report at each end (each over a window), a training log between
+    report = out.read_text()
+    log = tmp_path / "run.log"
+    log.write_text(
+        report + "".join(f"epoch {i} loss {1 / (i + 1):.4f}\n" for i in range(2000)) + report
+    )
+    capsys.readouterr()
+    assert main([*argv[:-1], str(log)]) == 2
+    assert "is not a datavet report" in capsys.readouterr().err
+    assert "epoch 1999" in log.read_text()

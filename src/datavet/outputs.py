@@ -36,7 +36,8 @@ from datavet._io import glob_regex, split_glob, write_atomic, write_in_place
 from datavet.errors import OutputError, UsageError
 
 STDOUT = "-"
-_PEEK = 8192  # bytes read from each end of an existing file to recognise it
+_PEEK = 8192  # bytes read from each end of an existing file to recognise its kind
+_TEXT_LIMIT = 64 * 1024 * 1024  # bytes: a text report larger than this needs --force to replace
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _VERDICT = (
     r"(?:could not finish: a rule crashed \(exit 2\)"
@@ -112,13 +113,19 @@ def is_datavet_output(path: str | os.PathLike) -> bool:
         return True
     if _SARIF.match(start):
         return _SARIF_DRIVER.search(start) is not None
-    if size > 2 * _PEEK:  # two windows: the line each one cuts in half is left out
-        lines = text.split("\n")[:-1]
-        if not lines:
-            return False  # no whole first line to judge it by
-        lines += tail.decode("utf-8", "replace").split("\n")[1:]
+    if size > 2 * _PEEK:
+        # a text output is judged by every line (a log with a datavet run at each end is not
+        # one), so it is read whole; one larger than any report datavet writes is not its own
+        if size > _TEXT_LIMIT:
+            return False
+        try:
+            with open(path, "rb") as fh:
+                whole = fh.read(_TEXT_LIMIT + 1)
+        except OSError:
+            return False
     else:
-        lines = (head + tail).decode("utf-8", "replace").lstrip("\ufeff").split("\n")
+        whole = head + tail
+    lines = whole.decode("utf-8", "replace").lstrip("\ufeff").split("\n")
     return _whole_text([_ANSI.sub("", line).rstrip("\r") for line in lines])
 
 
