@@ -70,3 +70,13 @@ def test_polars_and_arrow_frames_too():
     for make in (pl.from_pandas, lambda f: pa.Table.from_pandas(f, preserve_index=False)):
         report = datavet.audit(make(train), make(test), target="label", time="when", select="S008")
         assert [f.code for f in report.findings] == ["S008"]
+
+
+def test_blank_cells_are_missing_not_failed_dates():
+    when = DAYS.strftime("%Y-%m-%d").to_numpy(dtype=object)
+    when[[3, 7]] = ["", "   "]
+    train, test = _frames(when)
+    report = datavet.audit(train, test, target="label", time="when", select="S008,V001")
+    assert sum(f.n_affected for f in report.findings if f.code == "V001") == 2
+    (note,) = [n for n in report.notes if "ISO-8601" in n]
+    assert "read as missing" not in note  # blanks are missing values, not dates that failed

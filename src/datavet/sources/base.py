@@ -111,33 +111,41 @@ class TableSource(TabularSource):
 
 def _iso_times(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, int]:
     """(``column`` as timestamp[us], UTC wall time where an offset is given; how many present
-    values did not parse), or (None, 0) when at most half of them are ISO-8601."""
+    values did not parse), or (None, 0) when at most half of them are ISO-8601. Blank cells are
+    missing. Each distinct value is parsed once (Arrow's parser; Python's for mixed forms), and
+    each row takes its value's: no Python object per row."""
     import datetime
 
     import pyarrow.compute as pc
 
     target = pa.timestamp("us")
-    for typ in (target, pa.timestamp("us", tz="UTC")):
-        try:
-            return pc.cast(column, typ).cast(target), 0
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
-    # mixed forms (offsets on some values) or values that are not dates: one parse per distinct
-    uniques = pc.unique(column).drop_null().to_pylist()
-    times = {}
-    for text in uniques:
-        try:
-            value = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-        except ValueError:
-            continue
-        if value.tzinfo is not None:
-            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-        times[text] = value
+    column = pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), None, column)
+    uniques = pc.unique(column).drop_null()
     present = len(column) - column.null_count
     if not present:
         return None, 0
-    parsed = pa.array([times.get(v) for v in column.to_pylist()], target)
+    # an offset (Z, +01:00) needs a zone-aware parse; asking for one of text without offsets
+    # is slow to fail, so only where some value has one
+    offset = pc.any(pc.match_substring_regex(uniques, r"(Z|[+-]\d\d(:?\d\d)?)\s*$")).as_py()
+    try:
+        times = pc.cast(uniques, pa.timestamp("us", tz="UTC") if offset else target).cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        times = pa.array([_iso_time(text, datetime) for text in uniques.to_pylist()], target)
+    parsed = times.take(pc.index_in(column, value_set=uniques))
     failed = present - (len(parsed) - parsed.null_count)
     if failed * 2 >= present:
         return None, 0
-    return pa.chunked_array([parsed]), failed
+    if not isinstance(parsed, pa.ChunkedArray):
+        parsed = pa.chunked_array([parsed])
+    return parsed, failed
+
+
+def _iso_time(text: str, datetime):
+    """One ISO-8601 date/time as a naive UTC datetime, or None."""
+    try:
+        value = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value
