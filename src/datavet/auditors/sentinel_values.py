@@ -156,27 +156,19 @@ class SentinelValues(Auditor):
             present = col.present
             if present < o["min_rows"]:
                 continue
-            floor = max(o["min_rows"], o["min_share"] * present)
             counts: dict = col.values.counts
             exact = col.values.exact
             if tensor is not None and tensor.sentinels is not None:
                 # (N, F) features: exact counts of the candidates
                 counts, exact = sentinel_dict(tensor.sentinels[index[col.name]]), True
-            candidates = [
-                (v, c)
-                for v, c in counts.items()
-                if c >= floor
-                and isinstance(v, (int, float))
-                and sentinel_shaped(float(v))
-                and not (v == 0 and c > o["max_zero_share"] * present)
-            ]
+            candidates = self._candidates(counts, present)
             if not candidates:
                 continue
             if tensor is not None and tensor.raw is not None:
                 x, rows = _finite(tensor.raw.values[:, index[col.name]], tensor.raw.rows)
             else:
                 x, rows = _numbers(table.column(col.name), profile.sample.positions)
-            for value, count in sorted(candidates, key=lambda vc: -vc[1]):
+            for value, count in candidates:
                 item = self._judge(col.name, float(value), count, present, x, rows, exact)
                 if item is not None and tensor is None and value == 0:
                     skip = {ctx.target, *ctx.key_columns}
@@ -190,32 +182,39 @@ class SentinelValues(Auditor):
     def _target(self, ctx: AuditContext, profile: Profile) -> ColumnItem | None:
         """A regression target's placeholder (price -1 or -999 for "unknown"), judged as a
         feature's; a class label's -1 is a class, the label rules' business."""
-        o = self.options
         label, table = profile.label, profile.sample.table
         if ctx.task != "regression" or label is None or profile.tensor is not None:
             return None
         if table is None or ctx.target not in table.column_names:
             return None
         present = label.present
-        floor = max(o["min_rows"], o["min_share"] * present)
-        candidates = [
-            (v, c)
-            for v, c in label.values.counts.items()
-            if c >= floor
-            and isinstance(v, (int, float))
-            and sentinel_shaped(float(v))
-            and not (v == 0 and c > o["max_zero_share"] * present)
-        ]
+        candidates = self._candidates(label.values.counts, present)
         if not candidates:
             return None
         x, rows = _numbers(table.column(ctx.target), profile.sample.positions)
-        for value, count in sorted(candidates, key=lambda vc: -vc[1]):
+        for value, count in candidates:
             item = self._judge(
                 ctx.target, float(value), count, present, x, rows, label.values.exact
             )
             if item is not None:
                 return item
         return None
+
+    def _candidates(self, counts: dict, present: int) -> list[tuple[float, int]]:
+        """The typed-in values (:func:`sentinel_shaped`) that cover enough of a column's
+        ``present`` rows to judge, most common first; a 0 on more than ``max_zero_share`` of
+        them is a structural zero, no candidate."""
+        o = self.options
+        floor = max(o["min_rows"], o["min_share"] * present)
+        found = [
+            (v, c)
+            for v, c in counts.items()
+            if c >= floor
+            and isinstance(v, (int, float))
+            and sentinel_shaped(float(v))
+            and not (v == 0 and c > o["max_zero_share"] * present)
+        ]
+        return sorted(found, key=lambda vc: -vc[1])
 
     def _judge(self, name, value, count, present, x, rows, exact) -> ColumnItem | None:
         o = self.options
