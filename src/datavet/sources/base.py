@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -114,8 +115,6 @@ def _iso_times(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, int]:
     values did not parse), or (None, 0) when at most half of them are ISO-8601. Blank cells are
     missing. Each distinct value is parsed once (Arrow's parser; Python's for mixed forms), and
     each row takes its value's: no Python object per row."""
-    import datetime
-
     import pyarrow.compute as pc
 
     target = pa.timestamp("us")
@@ -130,7 +129,7 @@ def _iso_times(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, int]:
     try:
         times = pc.cast(uniques, pa.timestamp("us", tz="UTC") if offset else target).cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        times = pa.array([_iso_time(text, datetime) for text in uniques.to_pylist()], target)
+        times = pa.array([_iso_time(text) for text in uniques.to_pylist()], target)
     parsed = times.take(pc.index_in(column, value_set=uniques))
     failed = present - (len(parsed) - parsed.null_count)
     if failed * 2 >= present:
@@ -140,7 +139,7 @@ def _iso_times(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray | None, int]:
     return parsed, failed
 
 
-def _iso_time(text: str, datetime):
+def _iso_time(text: str) -> datetime.datetime | None:
     """One ISO-8601 date/time as a naive UTC datetime, or None."""
     try:
         value = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
