@@ -218,18 +218,19 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json" and len(jobs) > 1:
         names = ", ".join(j.name or j.train for j in jobs)
         raise UsageError(f"--format json holds one report; {len(jobs)} to audit ({names})")
-    results, unreadable = [], 0
+    reports = []  # one per job; None for a file that could not be read
     for job in jobs:
         if len(jobs) > 1:
             print(f"datavet: auditing {_one_line(job.name or job.train)}", file=sys.stderr)
         try:
-            results.append((job, _audit_job(args, settings, job)))
+            reports.append(_audit_job(args, settings, job))
         except InputError as exc:
             if len(jobs) == 1:
                 raise
             # one unreadable file of several: its error, and the others' reports all the same
             print(f"datavet: error: {_one_line(exc)}", file=sys.stderr)
-            unreadable += 1
+            reports.append(None)
+    results = [(job, report) for job, report in zip(jobs, reports) if report is not None]
     if not results:
         return 2
     options.mark_exit_zero([report for _, report in results], args)
@@ -239,10 +240,9 @@ def run(args: argparse.Namespace) -> int:
         for job, report in results
     ]
     text = render_many(items, args.format, **options.text_options(args))
-    html_of = dict(zip((id(job) for job in jobs), _html_paths(args, jobs)))
-    for job, report in results:
-        if id(job) in html_of:
-            options.write_html(policy, html_of[id(job)], report.to_html())
+    for html, report in zip(_html_paths(args, jobs), reports):
+        if report is not None:
+            options.write_html(policy, html, report.to_html())
     options.write_output_formats(policy, args, items)
     options.append_step_summary(policy, args, items)
     options.emit(policy, args, text)
@@ -250,4 +250,4 @@ def run(args: argparse.Namespace) -> int:
         for line in report.crash_lines():
             print(line, file=sys.stderr)
     code = options.gate(max(report.exit_code() for _, report in results), args)
-    return 2 if unreadable else code
+    return 2 if None in reports else code
