@@ -25,8 +25,11 @@ def test_audit_refuses_one_rule_under_two_keys(kwargs):
 
 
 def test_one_key_each_still_works():
-    report = datavet.audit(FRAME, target="label", severity={"S001": "info", "L001": "error"})
-    assert report.findings == [] or all(f.code != "S001" for f in report.findings)
+    frame = FRAME.assign(k=7.0)  # a constant column: F001, a warning by default
+    report = datavet.audit(frame, target="label", severity={"constant-feature": "error"})
+    assert [(f.code, f.severity) for f in report.findings if f.code == "F001"] == [
+        ("F001", datavet.Severity.ERROR)
+    ]
 
 
 def test_probe_refuses_one_probe_under_two_keys():
