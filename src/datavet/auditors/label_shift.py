@@ -129,8 +129,10 @@ class LabelShift(Auditor):
             raise OverflowError
         pooled = math.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2)) if n1 + n2 > 2 else 0
         # Means and variances come from merged per-bin moments: a constant target can differ
-        # in its last bits between splits. A difference at that scale is rounding, not a shift.
-        tiny = 1e-9 * max(abs(m1), abs(m2), 1e-300)
+        # in its last bits between splits. A difference at that scale (a few thousand ulps of
+        # the mean) is rounding, not a shift; anything larger is left to d and p, which weigh
+        # it against the spread (a target near 1e9 with std 1 shifting by 0.5 is a shift).
+        tiny = 1e-12 * max(abs(m1), abs(m2), 1e-300)
         if abs(m2 - m1) <= tiny:
             return
         if pooled <= tiny:
@@ -149,8 +151,8 @@ class LabelShift(Auditor):
         if abs(d) < self.options["min_d"] or p >= self.options["alpha"]:
             return
         yield self.finding(
-            f"Target {test.name!r} shifts between train and test: mean {fmt(m1)} -> {fmt(m2)} "
-            f"(Cohen's d = {d:.2f}, Welch p = {p:.2g}).",
+            f"Target {test.name!r} shifts between train and test: mean {fmt(m1)} -> {fmt(m2)}"
+            f"{_by(m1, m2)} (Cohen's d = {d:.2f}, Welch p = {p:.2g}).",
             split="test",
             columns=(test.name,),
             n_affected=test.present,
@@ -204,8 +206,8 @@ class LabelShift(Auditor):
         sampled = " (on row samples)" if a.sampled or b.sampled else ""
         yield self.finding(
             f"Target {test.name!r} shifts between train and test: median {fmt(a.median)} -> "
-            f"{fmt(b.median)} (robust d = {d:.2f} from medians and MADs, Yuen's trimmed-mean "
-            f"p = {p:.2g}){sampled}.{hidden}",
+            f"{fmt(b.median)}{_by(a.median, b.median)} (robust d = {d:.2f} from medians and "
+            f"MADs, Yuen's trimmed-mean p = {p:.2g}){sampled}.{hidden}",
             split="test",
             columns=(test.name,),
             n_affected=test.present,
@@ -218,6 +220,14 @@ class LabelShift(Auditor):
             },
             hint="check the extreme target values; split at random if that was meant",
         )
+
+
+def _by(before: float, after: float) -> str:
+    """The shift itself, when the two values print alike (a target near 1e9 moving by 0.6)."""
+    if fmt(before) != fmt(after):
+        return ""
+    diff = after - before
+    return f" ({'+' if diff > 0 else '-'}{fmt(abs(diff))})"
 
 
 @dataclass(frozen=True)
