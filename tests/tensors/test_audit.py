@@ -210,7 +210,7 @@ def test_one_hot_and_other_label_shapes():
     x = images(60)
     classes = labels(60)
     onehot = np.eye(3)[classes]
-    onehot[40] = [1, 1, 0]  # after the first block, which decides: a row that is not one-hot
+    onehot[40] = [1, 1, 0]  # a row that is not one-hot: a missing label
     report = datavet.audit((x, onehot), batch_rows=16, baselines=False)
     assert report.target == "label" and report.task == "classification"
     counts = {c["value"]: c["count"] for c in report.datasets["train"]["label"]["classes"]}
@@ -219,8 +219,9 @@ def test_one_hot_and_other_label_shapes():
     (v,) = by_code(report, "V003")
     assert v.examples == (40,)
     assert any("one-hot" in n for n in report.notes)
-    multi = np.eye(3)[classes]
-    multi[3] = [1, 1, 0]  # in the first block: multi-label, not classes
+    # multi-label rows: most rows are not one-hot, so these are not classes
+    multi = (np.random.default_rng(2).random((60, 3)) > 0.5).astype(np.int64)
+    multi[:, 0] = 1
     masks = (np.random.default_rng(0).random((60, 8, 8)) > 0.5).astype(np.int64)
     for y in (multi, masks):
         report = datavet.audit((x, y), baselines=False)

@@ -81,12 +81,12 @@ def test_channel_stats_match_numpy_and_count_samples():
     x[9, 1, 3, 3] = np.nan
     x[11, 2, 0, 1] = np.inf
     x[12, 2, 0, 1] = -np.inf
-    x[12, 2, 0, 2] = np.inf  # both signs in one sample: that sample counts once
+    x[12, 2, 0, 2] = np.inf  # both signs in one sample: counted for each sign, once in inf
     p = profile_block(x, None, 100, plan_for(x), "train")
     assert list(p.columns) == ["channel 0", "channel 1", "channel 2"]
     c1, c2 = p.columns["channel 1"], p.columns["channel 2"]
     assert (c1.rows, c1.missing, c1.missing_rows) == (60, 2, (104, 109))
-    assert (c2.posinf, c2.neginf, c2.inf, c2.inf_rows) == (2, 0, 2, (111, 112))
+    assert (c2.posinf, c2.neginf, c2.inf, c2.inf_rows) == (2, 1, 2, (111, 112))
     assert p.tensor.nan_values.tolist() == [0, 3, 0]
     assert p.tensor.posinf_values.tolist() == [0, 0, 2]
     assert p.tensor.neginf_values.tolist() == [0, 0, 1]

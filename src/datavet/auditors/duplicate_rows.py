@@ -1,6 +1,14 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, keyless, keyless_text, pct, rows_text
+from datavet.auditors.base import (
+    AuditContext,
+    Auditor,
+    fmt,
+    keyless,
+    keyless_text,
+    pct,
+    rows_text,
+)
 from datavet.findings import Severity
 from datavet.scan.rowchecks import (
     by_chance,
@@ -25,7 +33,9 @@ class DuplicateRows(Auditor):
     independent, gives the number of equally likely combinations). When that predicts at least
     10 repeats and the duplicates are fewer than twice as many, the finding is an info that
     gives the estimate: such repeats are real examples, and dropping them would distort the
-    distribution.
+    distribution. Not for image and sequence inputs: two equal images of hundreds of values are
+    the same sample, never a coincidence; when every copy repeats one sample, the message says
+    so (a blank or all-NaN image, or a placeholder written where loading failed).
 
     **Why it matters**
     Duplicates weight some examples more than others without anyone deciding so, and when the
@@ -60,17 +70,31 @@ class DuplicateRows(Auditor):
                 with_keys = ctx.rows.duplicates.get(profile.split)
                 metrics["count_with_row_keys"] = with_keys.n if with_keys else 0
             exactly = "exactly" if not left_out else f"({keyless_text(left_out)})"
-            combinations, expected = chance_repeats_of(profile, left_out, with_label=True)
-            metrics["expected_by_chance"] = expected
-            natural = by_chance(found.n, expected)
-            note = (
-                f" The features and label take about {combinations:,.0f} equally likely "
-                f"combinations of values, so about {expected:,.0f} of {profile.rows:,} rows "
-                "repeat one by chance alone: these are likely distinct examples that coincide, "
-                "not copies."
-                if natural
-                else ""
-            )
+            natural = False
+            note = ""
+            hint = "drop exact duplicates before splitting"
+            if image_like(profile):  # images, sequences: equal samples are copies, not chance
+                if found.groups == 1 and found.n >= 2:  # 3 equal samples or more
+                    note = f" {one_sample_text(profile, found.n + 1)}"
+                    hint = (
+                        "find why so many samples are the same one (blank images, a "
+                        "placeholder written where loading failed?); " + hint
+                    )
+            else:
+                combinations, expected = chance_repeats_of(profile, left_out, with_label=True)
+                metrics["expected_by_chance"] = expected
+                natural = by_chance(found.n, expected)
+                if natural:
+                    note = (
+                        f" The features and label take about {combinations:,.0f} equally "
+                        f"likely combinations of values, so about {expected:,.0f} of "
+                        f"{profile.rows:,} rows repeat one by chance alone: these are likely "
+                        "distinct examples that coincide, not copies."
+                    )
+                    hint = (
+                        "keep natural repeats (dropping them distorts the distribution); drop "
+                        "them only if they are copies from a join or an append"
+                    )
             yield self.finding(
                 f"{found.n:,} rows of {profile.split} ({pct(found.n, profile.rows)}) repeat an "
                 f"earlier row {exactly} ({found.groups:,} distinct rows repeated): "
@@ -80,10 +104,7 @@ class DuplicateRows(Auditor):
                 n_affected=found.n,
                 examples=found.examples,
                 metrics=metrics,
-                hint="keep natural repeats (dropping them distorts the distribution); drop them "
-                "only if they are copies from a join or an append"
-                if natural
-                else "drop exact duplicates before splitting",
+                hint=hint,
             )
 
 
@@ -94,3 +115,36 @@ def chance_repeats_of(profile, left_out=(), *, with_label: bool) -> tuple[float,
     if with_label and profile.label is not None:
         agree *= chance_agreement(profile.label)
     return combinations(agree), chance_repeats(profile.rows, agree)
+
+
+def image_like(profile) -> bool:
+    """Whether ``profile`` holds image or sequence samples (tensor inputs of many values per
+    sample, not (N, D) features): equal samples there are copies, never a chance match."""
+    return profile.tensor is not None and profile.tensor.layout.kind != "features"
+
+
+def one_sample_text(profile, copies: int) -> str:
+    """What ``copies`` samples of ``profile`` that are all one sample look like, in words."""
+    value = _only_value(profile) if copies == profile.rows else None
+    if value is not None:
+        return (
+            f"All {copies:,} samples of {profile.split} are the same sample, every value "
+            f"{value}: a blank sample, or a placeholder written where loading failed?"
+        )
+    return (
+        f"Every copy is of one sample ({copies:,} equal samples): a blank or all-NaN sample, "
+        "or a placeholder written where loading failed?"
+    )
+
+
+def _only_value(profile) -> str | None:
+    """'0', 'NaN', ...: the one value every element of every channel holds, if there is one."""
+    seen = set()
+    for col in profile.columns.values():
+        if col.rows and col.missing == col.rows:
+            seen.add("NaN")
+        elif col.missing or col.inf or col.n_distinct != 1 or not col.min <= col.max:
+            return None
+        else:
+            seen.add(fmt(col.min))
+    return seen.pop() if len(seen) == 1 else None

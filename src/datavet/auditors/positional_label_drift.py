@@ -37,7 +37,9 @@ class PositionalLabelDrift(Auditor):
 
     **How to fix**
     Shuffle before splitting and batching (stratify by label); find out why the block differs:
-    a device, a date, a labelling batch. Treat a mislabelled block as a data bug.
+    a device, a date, a labelling batch. Treat a mislabelled block as a data bug. A DataLoader
+    that shuffles (a RandomSampler) already batches in random order, so the hint then keeps to
+    the other risks: a split by position, and a mislabelled block.
     """
 
     code = "L002"
@@ -114,8 +116,7 @@ class PositionalLabelDrift(Auditor):
                 "segment_start": lo,
                 "segment_end": hi,
             },
-            hint="shuffle before splitting and batching; find why those rows differ "
-            "(source, date, device, labelling batch)",
+            hint=_hint(ctx, "; find why those rows differ (source, date, device, labelling batch)"),
         )
 
     def _block_finding(self, ctx, names, starts, width, block):
@@ -142,8 +143,7 @@ class PositionalLabelDrift(Auditor):
                 "segment_rate": block.rate_in,
                 "rest_rate": block.rate_out,
             },
-            hint="shuffle before splitting and batching; find why those rows differ "
-            "(source, date, device, labelling batch)",
+            hint=_hint(ctx, "; find why those rows differ (source, date, device, labelling batch)"),
         )
 
     def _group_finding(self, ctx, names, starts, chi):
@@ -174,8 +174,21 @@ class PositionalLabelDrift(Auditor):
                 "segment_rate": chi.worst_rate,
                 "rest_rate": chi.rest_rate,
             },
-            hint="shuffle before splitting and batching; find why those rows differ",
+            hint=_hint(ctx, "; find why those rows differ"),
         )
+
+
+def _hint(ctx: AuditContext, why: str) -> str:
+    """The fix; a DataLoader that draws its samples in random order already batches them
+    shuffled, so then only the split by position and a mislabelled block are left to avoid."""
+    sampler = ctx.train.shuffled_by
+    if sampler:
+        return (
+            f"the DataLoader's {sampler} already shuffles the batches; do not split train and "
+            "validation by position (take a random, stratified split)" + why + ", and check "
+            "that block's labels (a mislabelled block is a data bug)"
+        )
+    return "shuffle before splitting and batching" + why
 
 
 def _rate(r: float) -> str:

@@ -8,6 +8,8 @@ from datavet.auditors.base import AuditContext, Auditor, Skip
 from datavet.findings import Severity
 from datavet.scan.columns import as_float, column_kind
 
+REGION_SHOWN = 3  # pooled blocks named in the finding on image and sequence inputs
+
 
 def _auc(x: np.ndarray, positive: np.ndarray) -> float:
     """ROC AUC of score ``x`` for the boolean ``positive`` (Mann-Whitney, ties averaged)."""
@@ -48,15 +50,27 @@ class SingleFeatureLeakage(Auditor):
     class is named. Ordinary missingness, unrelated to the label, lowers the second score.
     With fewer than ``min_rows`` labelled rows in the sample the rule is skipped.
 
+    On image and sequence inputs the features are pooled blocks of the input (``channel 0 cell
+    3,2``: a block mean of an 8x8 grid), which nobody can drop: the blocks that give the label
+    away are one warning (unless the rule's severity is set) that names the strongest three, for
+    a region of the input the label can be read off.
+
     **Why it matters**
     A single column that gives the label away is almost always leakage: the label itself under
     another name, a quantity computed from it, a status recorded after the outcome, an ID whose
     ranges follow the class. A model trained with it looks perfect and fails in use, where the
     column does not exist or does not carry the answer.
 
+    On images, one region that gives the label away is a shortcut as often as leakage: a
+    watermark or a date stamp in one class, a border, the lighting of the class photographed in
+    daylight. A model learns the cue and fails where it is absent.
+
     **How to fix**
     Find out how the column is produced and when it becomes known; drop it if it is not
-    available at prediction time, or if it is derived from the label.
+    available at prediction time, or if it is derived from the label. For a region of an image
+    or a sequence, look at samples of each class there: crop or mask a watermark or a border,
+    or collect data without the cue; a cue that is real and present at prediction time (an
+    easy task) needs no fix.
     """
 
     code = "B003"
@@ -91,6 +105,9 @@ class SingleFeatureLeakage(Auditor):
         n_cls = len(encoded.dictionary)
         regression = ctx.task == "regression"
         names = [n for n in table.column_names if n != ctx.target]
+        tensor = ctx.train.tensor
+        regions = tensor is not None and tensor.layout.kind != "features"
+        hits = []  # pooled blocks of image or sequence inputs: (score, name, how, rows)
         for name in names:
             arr = table.column(name).combine_chunks()
             if pa.types.is_dictionary(arr.type):
@@ -101,6 +118,9 @@ class SingleFeatureLeakage(Auditor):
                 continue
             score, how, rows, missing = result
             if score < self.options["min_score"]:
+                continue
+            if regions:
+                hits.append((score, name, how, rows))
                 continue
             if missing:
                 how += f" with missing values ({missing:,} rows) as a value of their own"
@@ -116,6 +136,38 @@ class SingleFeatureLeakage(Auditor):
                 hint="drop the column if it is not available at prediction time or comes from "
                 "the label",
             )
+
+        if hits:
+            yield self._region(ctx, hits, len(names))
+
+    def _region(self, ctx: AuditContext, hits: list, pooled: int):
+        """One finding for the pooled blocks of image or sequence inputs that each predict the
+        label near perfectly: a cue in one region of the input, not a column to drop."""
+        hits.sort(key=lambda h: -h[0])
+        score, _, how, rows = hits[0]
+        shown = ", ".join(f"{name!r} ({s:.4f})" for s, name, _, _ in hits[:REGION_SHOWN])
+        more = f" (+{len(hits) - REGION_SHOWN} more)" if len(hits) > REGION_SHOWN else ""
+        if len(hits) == pooled:
+            where = f"any region of the input: each of its {pooled:,} pooled blocks predicts"
+        elif len(hits) == 1:
+            where = f"one region of the input: 1 of its {pooled:,} pooled blocks predicts"
+        else:
+            where = (
+                f"one region of the input: {len(hits):,} of its {pooled:,} pooled blocks predict"
+            )
+        return self.finding(
+            f"The label {ctx.target!r} can be read off {where} it near perfectly on its own "
+            f"({how} on {rows:,} train rows): {shown}{more}. A shortcut (a watermark, a border, "
+            "brightness?) or an easy task: check that the cue is there at prediction time too.",
+            severity=Severity.WARNING if self.level == self.severity else None,
+            split="train",
+            columns=tuple(name for _, name, _, _ in hits),
+            n_affected=rows,
+            metrics={"score": score, "rows": rows, "blocks": len(hits)},
+            hint="look at samples of each class in that region (a watermark, a date stamp, a "
+            "border, the lighting); crop or mask a cue that will not be there at prediction "
+            "time, and keep a real one (an easy task)",
+        )
 
     def _trivial(self, y_codes: np.ndarray) -> bool:
         """The majority class alone already reaches the threshold: accuracy proves nothing."""

@@ -12,6 +12,7 @@ from datavet.auditors.base import (
     plural,
     rows_text,
 )
+from datavet.auditors.duplicate_rows import image_like
 from datavet.findings import Severity
 from datavet.scan.rowchecks import by_chance, combinations, joint_agreement
 
@@ -39,7 +40,10 @@ class TrainTestOverlap(Auditor):
     the test rows that would equal a train row by chance (each feature's chance of two rows
     agreeing, from train's value counts, multiplied as if independent); when that is at least
     10 and the rows found are fewer than twice as many, the finding is an info that gives the
-    estimate (unless the rule's severity is set).
+    estimate (unless the rule's severity is set). Not for image and sequence inputs: a test
+    image equal to a train image in all its values is a copy, never a coincidence; when every
+    such test sample equals one train sample, the message says so (a blank or all-NaN image, or
+    a placeholder written where loading failed).
 
     **Why it matters**
     A test row that the model saw in training measures memory, not generalisation: the test
@@ -78,16 +82,24 @@ class TrainTestOverlap(Auditor):
                 f"; compared on the {plural(len(shared), 'feature column')} both splits share, "
                 f"not on {only_text(only)}"
             )
-        combinations, expected = _chance_overlap(ctx, shared - set(left_out))
-        metrics["expected_by_chance"] = expected
-        natural = by_chance(found.n, expected)
-        note = (
-            f" The features take about {combinations:,.0f} equally likely combinations of "
-            f"values, so about {expected:,.0f} test rows equal a train row by chance alone: "
-            "these are likely distinct examples that coincide, not copies."
-            if natural
-            else ""
-        )
+        natural = False
+        note = ""
+        if image_like(ctx.train):  # images, sequences: equal samples are copies, not chance
+            if found.groups == 1 and found.n >= 2:
+                note = (
+                    f" Every one of them equals train sample {found.pairs[0][1]:,}: a blank or "
+                    "all-NaN sample, or a placeholder written where loading failed?"
+                )
+        else:
+            combinations, expected = _chance_overlap(ctx, shared - set(left_out))
+            metrics["expected_by_chance"] = expected
+            natural = by_chance(found.n, expected)
+            if natural:
+                note = (
+                    f" The features take about {combinations:,.0f} equally likely combinations "
+                    f"of values, so about {expected:,.0f} test rows equal a train row by chance "
+                    "alone: these are likely distinct examples that coincide, not copies."
+                )
         yield self.finding(
             f"{found.n:,} of {ctx.test.rows:,} test rows ({pct(found.n, ctx.test.rows)}) also "
             f"appear in train ({how}): "

@@ -20,6 +20,10 @@ class UnnormalizedInputs(Auditor):
     pixels stored as floats), or when their mean is beyond ``max_abs_mean`` (10) in absolute
     value, or their standard deviation above ``max_std`` (10) or below ``min_std`` (0.001). The
     hint says what to divide by, and the per-channel mean and std of train to standardise with.
+    The pixel tests (``uint8``/``uint16``, whole numbers up to 255) apply to images, sequences
+    and other samples; ``(N, D)`` features (word counts, ages, one-hot columns) are judged by
+    their mean and std alone, and the hint gives their per-feature mean and std, with nothing
+    to divide by.
     Vector columns of a table (embeddings: a list or array of numbers per row, in Parquet,
     Arrow or pandas) are read the same way, one finding per column, over all their elements.
     Other table columns are left to F003.
@@ -58,12 +62,23 @@ class UnnormalizedInputs(Auditor):
         if vectors:
             yield from self._vectors(ctx)
 
-    def _why(self, dtype: str, integral: bool, lo: float, hi: float, mean: float, std: float):
-        """Why values look raw, in words (None when they look normalised)."""
+    def _why(
+        self,
+        dtype: str,
+        integral: bool,
+        lo: float,
+        hi: float,
+        mean: float,
+        std: float,
+        pixels: bool = True,
+    ):
+        """Why values look raw, in words (None when they look normalised). ``pixels`` False:
+        (N, D) features (counts, ages, one-hot columns), judged by their mean and std alone,
+        never read as 8- or 16-bit pixels."""
         values = f"values {fmt(lo)}..{fmt(hi)}, mean {fmt(mean)}, std {fmt(std)}"
-        if dtype in ("uint8", "uint16") and hi > 1:
+        if pixels and dtype in ("uint8", "uint16") and hi > 1:
             return f"are {dtype}, raw integers ({values})"
-        if integral and lo >= 0 and RAW_8BIT_MIN_MAX <= hi <= 255:
+        if pixels and integral and lo >= 0 and RAW_8BIT_MIN_MAX <= hi <= 255:
             return f"look like raw 0..255 pixel values stored as {dtype} ({values})"
         if abs(mean) > self.options["max_abs_mean"] or std > self.options["max_std"]:
             return f"are far from a normalised range ({values})"
@@ -86,13 +101,15 @@ class UnnormalizedInputs(Auditor):
             lo, hi = min(c.min for c in chans), max(c.max for c in chans)
             mean, std = whole.mean, whole.std
             dtype = profile.tensor.layout.dtype
-            why = self._why(dtype, profile.tensor.integral, lo, hi, mean, std)
+            pixels = profile.tensor.layout.kind != "features"
+            why = self._why(dtype, profile.tensor.integral, lo, hi, mean, std, pixels)
             if why is None:
                 continue
-            divide = _divisor(dtype, lo, hi)
+            divide = _divisor(dtype, lo, hi) if pixels else None
             if profile.split == "train":
                 train_raw = True
-            hint = _split_hint(profile.split, train_raw, divide, reference, dtype)
+            unit = "channel" if pixels else "feature"
+            hint = _split_hint(profile.split, train_raw, divide, reference, dtype, unit)
             yield self.finding(
                 f"Inputs in {profile.split} {why}; networks expect inputs of about unit scale.",
                 split=profile.split,
@@ -199,6 +216,11 @@ def _hint(divide: int | None, train: list[tuple[str, float, float]], unit: str =
         )
     means = ", ".join(f"{m:.4g}" for _, m, _ in train)
     stds = ", ".join(f"{s:.4g}" if s > 0 else "1" for _, _, s in train)
+    if unit == "feature":  # (N, D) features: no torchvision transform to name
+        return (
+            f"{first}standardise per feature with the train statistics: (x - mean) / std with "
+            f"mean=[{means}], std=[{stds}]"
+        )
     return (
         f"{first}standardise per {unit} with the train statistics: Normalize(mean=[{means}], "
         f"std=[{stds}])"

@@ -21,10 +21,10 @@ from datavet.scan.reservoir import DEFAULT_SAMPLE_ROWS
 from datavet.scan.tensor_block import (
     TensorPlan,
     fold,
-    is_one_hot,
     pooled_names,
     profile_block,
     sample_budget,
+    without_labels,
 )
 from datavet.scan.tensor_layout import Layout, resolve_layout
 
@@ -56,13 +56,17 @@ def scan_split(
     """Profile every block of a tensor source; returns (profile, label mode used).
 
     Blocks are read in order on this thread and profiled by ``map_blocks`` (``workers`` of
-    them at once)."""
+    them at once). Labels of one vector of C >= 2 values per sample are read as one-hot rows
+    and kept as such when most rows of the whole split are one-hot (:func:`_settle_one_hot`), so
+    neither where a bad row sits nor the batch size decides."""
     block_values = max(MIN_BLOCK_VALUES, IN_FLIGHT_VALUES // max(1, workers))
     mode = plan.label_mode
+    deciding = mode == "decide"
+    width = 0  # values per label row
     notes = source.notes
 
     def tasks() -> Iterator[tuple]:
-        nonlocal mode, plan
+        nonlocal mode, plan, width
         for offset, x, y in source.blocks(block_values, batch_rows):
             if len(x) == 0:
                 continue
@@ -82,6 +86,7 @@ def scan_split(
                 )
             if mode == "decide":
                 mode = _label_mode(y, source, split, notes)
+                width = 0 if y is None else int(np.prod(y.shape[1:], dtype=np.int64))
                 plan = TensorPlan(plan.layout, plan.label, mode, plan.sample_rows, plan.seed)
             if workers > 1 and x.base is not None:
                 # Read a view (of a memory map, a tensor) now, on this thread: the source gives
@@ -91,8 +96,12 @@ def scan_split(
 
     profile = fold(map_blocks(profile_block, tasks()))
     profile = profile or Profile(split=split)
+    if deciding and mode == "onehot":
+        profile, mode = _settle_one_hot(profile, width, split, notes)
     profile.source = source.name
     profile.format = source.format
+    # Read by L002: a loader that draws its rows in random order trains on no fixed order.
+    profile.shuffled_by = _shuffled_by(source)
     return profile, mode
 
 
@@ -107,22 +116,62 @@ def _capped(source, split: str, max_samples: int, notes: list[str]) -> None:
 
 
 def _label_mode(y: np.ndarray | None, source, split: str, notes: list[str]) -> str:
+    """The label mode from the first block's label shape alone: one vector of C >= 2 numbers per
+    sample is read as one-hot rows until the whole split is seen (:func:`_settle_one_hot`)."""
     if y is None:
         return "none"
     shape = tuple(y.shape[1:])
     if shape in ((), (1,)):
         return "class"
-    if len(shape) == 1 and is_one_hot(y):
-        notes.append(
-            f"{split}: labels are one-hot rows of {shape[0]} values: the class is the index of "
-            "the 1 (a row that is not one-hot counts as a missing label)"
-        )
+    if len(shape) == 1 and y.dtype.kind in "biuf":
         return "onehot"
     notes.append(
         f"{split}: labels have shape {shape} per sample (not class indices or one-hot rows): "
         "label rules skipped"
     )
     return "none"
+
+
+def _settle_one_hot(
+    profile: Profile, width: int, split: str, notes: list[str]
+) -> tuple[Profile, str]:
+    """Keep the one-hot reading of a split's label vectors when most rows are one-hot (the
+    others are then missing labels, V003, wherever they are); else the labels are something
+    else (multi-label rows, soft labels, several targets) and the label rules are skipped."""
+    label = profile.label
+    if label is None or not label.rows:
+        return profile, "onehot"
+    other = label.missing  # rows that are not one-hot (a NaN row is not one-hot either)
+    if 2 * other < label.rows:
+        notes.append(
+            f"{split}: labels are one-hot rows of {width} values: the class is the index of the "
+            "1 (a row that is not one-hot counts as a missing label"
+            + (f": {other:,} of {label.rows:,} here)" if other else ")")
+        )
+        return profile, "onehot"
+    notes.append(
+        f"{split}: labels have shape ({width},) per sample and {other:,} of {label.rows:,} rows "
+        "are not one-hot (not class indices or one-hot rows: multi-label or soft labels?): "
+        "label rules skipped"
+    )
+    return without_labels(profile), "none"
+
+
+def _shuffled_by(source) -> str | None:
+    """The sampler's name when ``source`` is a DataLoader that draws its samples in random
+    order (a RandomSampler, SubsetRandomSampler, WeightedRandomSampler, or a sampler with
+    ``shuffle=True`` such as DistributedSampler's); else None."""
+    loader = getattr(source, "obj", None)
+    batches = getattr(loader, "batch_sampler", None)
+    for sampler in (getattr(loader, "sampler", None), getattr(batches, "sampler", None)):
+        name = type(sampler).__name__
+        if name in SHUFFLING_SAMPLERS or getattr(sampler, "shuffle", False) is True:
+            return name
+    return None
+
+
+# torch's samplers that draw a dataset's indices in random order
+SHUFFLING_SAMPLERS = ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
 
 
 @dataclass
@@ -201,9 +250,12 @@ def profile_tensors(
         else:
             tlayout = resolve_layout(tinfo.sample_shape, tinfo.dtype_name, test.channel_axis)
         tlabel = label if tinfo.label_shape is not None and label is not None else None
-        tplan = TensorPlan(
-            tlayout, tlabel, "decide" if tlabel else "none", sample_budget(tlayout, sample_rows)
-        )
+        # labels shaped as train's are read as train's are (a test row that is not one-hot is
+        # a missing label); others decide on their own
+        tmode = "none"
+        if tlabel:
+            tmode = mode if tinfo.label_shape == info.label_shape else "decide"
+        tplan = TensorPlan(tlayout, tlabel, tmode, sample_budget(tlayout, sample_rows))
         profiles["test"], _ = scan_split(
             test,
             tplan,

@@ -66,6 +66,8 @@ class Profile:
     tensor: TensorStats | None = None  # tensor inputs only: layout, per position, thumbnails
     older: int = 0  # rows older than ScanPlan.time_before (S008), when the scan counted them
     older_rows: tuple[int, ...] = ()  # the first of them
+    # the sampler that draws a DataLoader's samples in random order (L002's hint), if any
+    shuffled_by: str | None = None
 
     @classmethod
     def of_batch(cls, batch: pa.RecordBatch, offset: int, plan: ScanPlan, split: str) -> Profile:
@@ -192,6 +194,7 @@ class Profile:
             ),
             older=self.older + other.older,
             older_rows=merge_examples(self.older_rows, other.older_rows),
+            shuffled_by=self.shuffled_by or other.shuffled_by,
         )
 
     @property

@@ -4,6 +4,7 @@ and decides where they are profiled (:mod:`datavet.engines.tensors`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -113,14 +114,31 @@ def label_array(y: np.ndarray | None, mode: str) -> pa.Array | None:
         y = y.astype(np.float32)
     if mode == "onehot":
         y2 = y.reshape(len(y), -1)
+        if y2.dtype.kind not in "biuf":  # text rows (a test split unlike train): no class
+            return pa.nulls(len(y), pa.int64())
         ok = ((y2 == 0) | (y2 == 1)).all(axis=1) & (y2.sum(axis=1) == 1)
         return pa.array(y2.argmax(axis=1).astype(np.int64), mask=~ok)
     return pa.array(np.ascontiguousarray(y.reshape(len(y))))
 
 
-def is_one_hot(y: np.ndarray) -> bool:
-    y2 = y.reshape(len(y), -1)
-    return bool(((y2 == 0) | (y2 == 1)).all() and (y2.sum(axis=1) == 1).all())
+def without_labels(profile: Profile) -> Profile:
+    """``profile`` as if its samples had come without labels (labels found to be no classes
+    once the whole split was read): no label statistics, label hashes or label column, and
+    thumbnails without captions."""
+    name = profile.label.name if profile.label is not None else None
+    profile.label = None
+    profile.hashes.chunks = [
+        (first, rows, np.zeros(len(labels), dtype=_U), *rest)
+        for first, rows, labels, *rest in profile.hashes.chunks
+    ]
+    table = profile.sample.table
+    if table is not None and name in table.column_names:
+        profile.sample.table = table.drop_columns([name])
+    if profile.tensor is not None:
+        tensor = profile.tensor
+        tensor.thumbnails = tuple(dataclasses.replace(t, label=None) for t in tensor.thumbnails)
+        tensor.flagged = tuple(dataclasses.replace(t, label=None) for t in tensor.flagged)
+    return profile
 
 
 def pooled_names(layout: Layout) -> list[str]:
@@ -183,12 +201,34 @@ def _pooled(xc: np.ndarray, fin: np.ndarray | None, layout: Layout) -> np.ndarra
         return np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
 
 
+@dataclass(slots=True)
+class ChannelStats(ColumnStats):
+    """One channel of tensor inputs, its NaN and inf counted in samples: ``posinf`` and
+    ``neginf`` are the samples holding each sign there, and a sample holding both counts in
+    both, so ``inf`` (the samples holding either) leaves out the ``both`` counted twice."""
+
+    both: int = 0  # samples holding +inf and -inf in this channel
+
+    @property
+    def inf(self) -> int:
+        return self.posinf + self.neginf - self.both
+
+    def merge(self, other: ColumnStats) -> ChannelStats:
+        merged = ColumnStats.merge(self, other)
+        out = ChannelStats(**{f.name: getattr(merged, f.name) for f in _COLUMN_FIELDS})
+        out.both = self.both + getattr(other, "both", 0)
+        return out
+
+
+_COLUMN_FIELDS = dataclasses.fields(ColumnStats)
+
+
 def _channel_columns(
     xc: np.ndarray,
     masks: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
     offset: int,
     layout: Layout,
-) -> dict[str, ColumnStats]:
+) -> dict[str, ChannelStats]:
     n, c, p = xc.shape
     kind = "bool" if layout.dtype == "bool" else "numeric"
     if masks is not None:
@@ -216,11 +256,12 @@ def _channel_columns(
         m2 = np.einsum("ijk,ijk->j", d, d)
     out = {}
     for j, name in enumerate(layout.channels):
-        st = ColumnStats(name=name, dtype=layout.dtype, kind=kind, rows=n)
+        st = ChannelStats(name=name, dtype=layout.dtype, kind=kind, rows=n)
         if nan_s is not None:
             st.missing = int(nan_s[:, j].sum())
             st.posinf = int(pinf_s[:, j].sum())
-            st.neginf = int((ninf_s[:, j] & ~pinf_s[:, j]).sum())  # a sample counts once
+            st.neginf = int(ninf_s[:, j].sum())
+            st.both = int((pinf_s[:, j] & ninf_s[:, j]).sum())
             st.missing_rows = first_positions(nan_s[:, j], offset)
             st.inf_rows = first_positions(pinf_s[:, j] | ninf_s[:, j], offset)
         if count[j]:
