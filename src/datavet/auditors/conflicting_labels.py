@@ -28,8 +28,8 @@ class ConflictingLabels(Auditor):
     left out: a relabelled copy under a fresh key is still a conflict. Across splits, rows are
     compared on the feature columns both splits share, under S001's conditions.
 
-    When the features are coarse (their value counts, multiplied as if independent, predict at
-    least 10 rows sharing their features by chance, and half as many as conflict),
+    When the features are coarse (their value counts, taken as independent, predict at least 10
+    rows sharing their features by chance, as S002 estimates it, and half as many as conflict),
     the finding is an info that says so: the features cannot separate the classes there, which
     is a floor on the error rather than a sign of mislabelled rows.
 
@@ -63,11 +63,11 @@ class ConflictingLabels(Auditor):
             if profile.label is None or found is None or not found.n:
                 continue
             how = _keys_text(left_out)
-            combinations, expected = chance_repeats_of(profile, left_out, with_label=False)
+            expected = chance_repeats_of(profile, left_out, with_label=False)
             coarse = by_chance(found.n, expected)
             note = (
-                f" The features take about {combinations:,.0f} equally likely combinations of "
-                f"values, so about {expected:,.0f} of {profile.rows:,} rows repeat one by chance "
+                f" From each column's value counts (taken as independent), about "
+                f"{expected:,.0f} of {profile.rows:,} rows repeat one's features by chance "
                 "alone: the features cannot tell these cases apart, which caps the accuracy; "
                 "it does not show mislabelled rows."
                 if coarse

@@ -10,13 +10,7 @@ from datavet.auditors.base import (
     rows_text,
 )
 from datavet.findings import Severity
-from datavet.scan.rowchecks import (
-    by_chance,
-    chance_agreement,
-    chance_repeats,
-    combinations,
-    joint_agreement,
-)
+from datavet.scan.rowchecks import by_chance, chance_duplicates
 
 
 class DuplicateRows(Auditor):
@@ -28,9 +22,10 @@ class DuplicateRows(Auditor):
     A split is reported once it holds at least ``min_count`` duplicate rows.
 
     Coarse data repeats rows by itself: with a few values per feature, distinct examples often
-    coincide. The rule estimates the repeats chance alone makes (each column's chance of two
-    rows agreeing, from its value counts, multiplied over the features and the label as if
-    independent, gives the number of equally likely combinations). When that predicts at least
+    coincide. The rule estimates the repeats chance alone makes: each row's chance of equalling
+    another row (the share of its value in each column, from the value counts, multiplied over
+    the features and the label as if independent), summed over the rows; a row holding a value
+    seen once (an amount in cents, a measurement) has none. When that predicts at least
     10 repeats and the duplicates are fewer than twice as many, the finding is an info that
     gives the estimate: such repeats are real examples, and dropping them would distort the
     distribution. Not for image and sequence inputs: two equal images of hundreds of values are
@@ -81,14 +76,14 @@ class DuplicateRows(Auditor):
                         "placeholder written where loading failed?); " + hint
                     )
             else:
-                combinations, expected = chance_repeats_of(profile, left_out, with_label=True)
+                expected = chance_repeats_of(profile, left_out, with_label=True)
                 metrics["expected_by_chance"] = expected
                 natural = by_chance(found.n, expected)
                 if natural:
                     note = (
-                        f" The features and label take about {combinations:,.0f} equally "
-                        f"likely combinations of values, so about {expected:,.0f} of "
-                        f"{profile.rows:,} rows repeat one by chance alone: these are likely "
+                        f" From each column's value counts (taken as independent), about "
+                        f"{expected:,.0f} of {profile.rows:,} rows repeat one by chance alone: "
+                        "these are likely "
                         "distinct examples that coincide, not copies."
                     )
                     hint = (
@@ -108,13 +103,12 @@ class DuplicateRows(Auditor):
             )
 
 
-def chance_repeats_of(profile, left_out=(), *, with_label: bool) -> tuple[float, float]:
-    """(the equally likely combinations of a split's features, and its label with
-    ``with_label``; the rows expected to repeat an earlier row's by chance alone)."""
-    agree = joint_agreement(profile.columns, [n for n in profile.columns if n not in left_out])
-    if with_label and profile.label is not None:
-        agree *= chance_agreement(profile.label)
-    return combinations(agree), chance_repeats(profile.rows, agree)
+def chance_repeats_of(profile, left_out=(), *, with_label: bool) -> float:
+    """The rows of a split expected to repeat an earlier row's features (and its label, with
+    ``with_label``) by chance alone."""
+    names = [n for n in profile.columns if n not in left_out]
+    label = profile.label if with_label else None
+    return chance_duplicates(profile.columns, names, profile.rows, label=label)
 
 
 def image_like(profile) -> bool:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import math
-
 from datavet.auditors.base import (
     AuditContext,
     Auditor,
@@ -14,7 +12,7 @@ from datavet.auditors.base import (
 )
 from datavet.auditors.duplicate_rows import image_like
 from datavet.findings import Severity
-from datavet.scan.rowchecks import by_chance, combinations, joint_agreement
+from datavet.scan.rowchecks import by_chance, chance_overlap
 
 
 class TrainTestOverlap(Auditor):
@@ -37,8 +35,9 @@ class TrainTestOverlap(Auditor):
 
     Coarse data matches by itself: with a few values per feature (survey answers, contingency
     tables), distinct test examples often equal a train row. As S002 does, the rule estimates
-    the test rows that would equal a train row by chance (each feature's chance of two rows
-    agreeing, from train's value counts, multiplied as if independent); when that is at least
+    the test rows that would equal a train row by chance, were they drawn as train's rows are
+    (each train row's chance of equalling another: the share of its value in each column,
+    multiplied as if independent); when that is at least
     10 and the rows found are fewer than twice as many, the finding is an info that gives the
     estimate (unless the rule's severity is set). Not for image and sequence inputs: a test
     image equal to a train image in all its values is a copy, never a coincidence; when every
@@ -91,14 +90,14 @@ class TrainTestOverlap(Auditor):
                     "all-NaN sample, or a placeholder written where loading failed?"
                 )
         else:
-            combinations, expected = _chance_overlap(ctx, shared - set(left_out))
+            expected = _chance_overlap(ctx, shared - set(left_out))
             metrics["expected_by_chance"] = expected
             natural = by_chance(found.n, expected)
             if natural:
                 note = (
-                    f" The features take about {combinations:,.0f} equally likely combinations "
-                    f"of values, so about {expected:,.0f} test rows equal a train row by chance "
-                    "alone: these are likely distinct examples that coincide, not copies."
+                    f" From train's value counts (columns taken as independent), about "
+                    f"{expected:,.0f} test rows equal a train row by chance alone: these are "
+                    "likely distinct examples that coincide, not copies."
                 )
         yield self.finding(
             f"{found.n:,} of {ctx.test.rows:,} test rows ({pct(found.n, ctx.test.rows)}) also "
@@ -117,12 +116,10 @@ class TrainTestOverlap(Auditor):
         )
 
 
-def _chance_overlap(ctx: AuditContext, compared: set[str]) -> tuple[float, float]:
-    """(the equally likely combinations of the compared features, the test rows expected to
-    equal some train row by chance alone), from train's value counts as in S002."""
-    agree = joint_agreement(ctx.train.columns, compared)
-    expected = -math.expm1(-ctx.train.rows * agree) * ctx.test.rows
-    return combinations(agree), float(expected)
+def _chance_overlap(ctx: AuditContext, compared: set[str]) -> float:
+    """The test rows expected to equal some train row by chance alone, were they drawn like
+    train's rows (from train's value counts of the compared columns, as if independent)."""
+    return chance_overlap(ctx.train.columns, sorted(compared), ctx.train.rows, ctx.test.rows)
 
 
 def compared_features(ctx: AuditContext) -> tuple[set[str], dict[str, str]]:

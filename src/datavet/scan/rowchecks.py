@@ -164,25 +164,134 @@ def joint_agreement(columns, names, digits: int | None = None) -> float:
     return agree
 
 
-def combinations(agree: float) -> float:
-    """The equally likely combinations of values a joint agreement chance amounts to."""
-    return 1 / agree if agree > 0 else math.inf
-
-
 def by_chance(found: int, expected: float) -> bool:
     """Whether ``found`` equal rows are about what chance predicts (at least 10 expected: fewer
     say little about the data)."""
     return expected >= 10 and found <= 2 * expected
 
 
-def chance_repeats(n: int, agree: float) -> float:
-    """The rows of ``n`` expected to repeat an earlier row by chance alone when two rows agree
-    with probability ``agree``: ``n`` minus the expected distinct rows of ``n`` draws from
-    ``1 / agree`` equally likely feature combinations."""
-    if agree <= 0:
-        return 0.0
-    cells = 1 / agree
-    return float(max(0.0, n + cells * math.expm1(-n * agree)))
+# The chance estimates below, per row rather than per "equally likely combination": a column
+# of 50% zeros and 50% amounts in cents has sum(p^2) near 1/4, yet only its zero rows can ever
+# equal another row. 1 / sum(p^2) equally likely combinations would make every row as likely to
+# repeat as a zero row; instead each row's own chance (the product over columns of the share of
+# its value) is kept as a distribution over log-chance bins and the expectation taken over it.
+_STEP = 0.05  # width of a log-chance bin (q within 2.5%)
+
+
+def _levels(stats) -> tuple[np.ndarray, np.ndarray]:
+    """(q, w): for each kind of row of one column, the chance ``q`` that another row of the
+    split holds the same value, and the share ``w`` of the rows that are of that kind. Missing
+    values agree with missing ones.
+
+    The chance leaves the row itself out (``(n - 1) / (N - 1)``): a value seen once has no
+    chance of being repeated, however many such values there are. Beyond the exact counts the
+    Misra-Gries sketch still names the frequent values; the other values share what is left
+    evenly over the sketch's distinct count (text, whole numbers), or count as all distinct
+    (floats)."""
+    own = _shares(stats)
+    rows = max(stats.rows, 1)
+    others = max(stats.rows - 1, 1)
+    counts = np.fromiter(own.counts.values(), float, len(own.counts))
+    q = np.maximum(counts - 1, 0) / others
+    w = counts / rows
+    if own.rest > 0:
+        per = own.rest / own.rest_values if own.rest_values else 1.0
+        q = np.append(q, max(per - 1, 0) / others)
+        w = np.append(w, own.rest / rows)
+    return q, w
+
+
+@dataclass
+class _Shares:
+    counts: dict  # value (or _MISSING) -> rows
+    rest: float  # rows whose value is not in counts
+    rest_values: float  # distinct values among them (0: unknown, taken as all distinct)
+
+
+_MISSING = object()
+
+
+def _shares(stats) -> _Shares:
+    counter = stats.values
+    counts: dict = {k: n for k, n in counter.counts.items() if n > 0}
+    if stats.missing:
+        counts[_MISSING] = stats.missing
+    rest = max(stats.rows - sum(counts.values()), 0)
+    rest_values = 0.0
+    if not counter.exact and rest > 0:
+        keys = getattr(stats, "keys", None)
+        if keys is not None:
+            rest_values = max(keys.distinct() - len(counter.counts), 1.0)
+    return _Shares(counts, float(rest), rest_values)
+
+
+def _cutoff(n: int) -> int:
+    """The last bin worth keeping: below q = 1e-4 / n**2 a row's chance adds nothing."""
+    return int(math.ceil(-math.log(1e-4 / max(n, 1) ** 2) / _STEP))
+
+
+def _joint(columns, names, extra, n: int) -> np.ndarray:
+    """The rows' share in each log-chance bin (bin k: q = exp(-k * _STEP)) of the joint chance
+    over the columns ``names`` and the statistics ``extra``, as if independent; the share
+    missing from the total is rows whose chance is nil (a value seen once) or negligible."""
+    top = _cutoff(n)
+    joint = np.zeros(1)
+    joint[0] = 1.0
+    lo = 0  # joint[i] is bin lo + i
+    parts = [columns[c] for c in names if c in columns] + list(extra)
+    for stats in parts:
+        q, w = _levels(stats)
+        keep = q > 0
+        q, w = q[keep], w[keep]
+        if not len(q):
+            return np.zeros(top + 1)
+        k = np.rint(-np.log(q) / _STEP).astype(np.int64)
+        k_lo = int(k.min())
+        hist = np.bincount(k - k_lo, weights=w)
+        joint = np.convolve(joint, hist)
+        lo += k_lo
+        if lo > top:
+            return np.zeros(top + 1)
+        joint = joint[: top + 1 - lo]
+        nz = np.flatnonzero(joint > 1e-15)
+        if not len(nz):
+            return np.zeros(top + 1)
+        lo, joint = lo + int(nz[0]), joint[nz[0] : nz[-1] + 1]
+    out = np.zeros(top + 1)
+    out[lo : lo + len(joint)] = joint
+    return out
+
+
+def _bin_chance(size: int) -> np.ndarray:
+    return np.exp(-np.arange(size) * _STEP)
+
+
+def chance_overlap(train_columns, names, train_rows: int, test_rows: int) -> float:
+    """The test rows expected to equal some train row by chance alone, were the test rows
+    fresh draws like train's: each train row's chance ``q`` of equalling another train row (the
+    product over ``names`` of the share of its values among the other rows, as if the columns
+    were independent) stands for a test row's, and ``1 - (1 - q) ** train_rows`` is summed
+    over the test rows. Train's rows stand in for test's so that copies in test do not raise
+    the estimate: a test row copied from train holds values train has, however rare."""
+    joint = _joint(train_columns, names, (), max(train_rows, test_rows))
+    q = _bin_chance(len(joint))
+    hit = -np.expm1(train_rows * np.log1p(-np.minimum(q, 1 - 1e-16)))
+    hit[0] = 1.0 if train_rows > 0 else 0.0
+    return float(test_rows * np.dot(joint, hit))
+
+
+def chance_duplicates(columns, names, rows: int, label=None) -> float:
+    """The rows of a split expected to repeat an earlier row by chance alone, given each row's
+    chance ``q`` of equalling another row (the product over ``names``, and the label's when
+    ``label`` is given, of the share of its values among the other rows): in random order the
+    i-th row repeats an earlier one with chance ``1 - (1 - q) ** (i - 1)``, which sums to
+    ``rows - (1 - (1 - q) ** rows) / q`` over the split."""
+    joint = _joint(columns, names, [] if label is None else [label], rows)
+    q = _bin_chance(len(joint))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distinct = -np.expm1(rows * np.log1p(-np.minimum(q, 1 - 1e-16))) / q
+    distinct[0] = 1.0  # q = 1: every row one value
+    return float(max(0.0, rows * float(joint.sum()) - float(np.dot(joint, distinct))))
 
 
 def _frame(rows: np.ndarray) -> pd.DataFrame:
