@@ -87,6 +87,7 @@ def _metrics(col) -> dict:
     if col.vector is not None:
         out["nan_elements"] = col.vector.nan_values
         out["null_rows"] = col.vector.null_rows
+        out["empty_rows"] = col.vector.empty_rows
     return out
 
 
@@ -97,9 +98,12 @@ def _vector_message(col, split: str) -> str:
     if nan_rows:
         plural = "s" if nan_rows != 1 else ""
         parts.append(f"{nan_rows:,} row{plural} holding NaN ({vec.where('nan')})")
-    if vec.null_rows:
-        plural = "s" if vec.null_rows != 1 else ""
-        parts.append(f"{vec.null_rows:,} null row{plural} (no vector)")
+    nulls = vec.null_rows - vec.empty_rows
+    if nulls:
+        parts.append(f"{nulls:,} null row{'s' if nulls != 1 else ''} (no vector)")
+    if vec.empty_rows:
+        many = vec.empty_rows != 1
+        parts.append(f"{vec.empty_rows:,} empty vector{'s' if many else ''} (no elements)")
     return (
         f"Vector column {col.name!r} has {col.missing:,} missing or NaN row"
         f"{'s' if col.missing != 1 else ''} in {split} ({pct(col.missing, col.rows)}): "

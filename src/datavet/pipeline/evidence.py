@@ -16,6 +16,7 @@ from datavet.pipeline.baselines import fit_baselines
 from datavet.pipeline.inputs import Inputs, resolve_columns, unlabelled_test_note
 from datavet.pipeline.summary import input_notes, table_columns
 from datavet.scan import Profile, ScanPlan
+from datavet.scan.vectors import length_notes
 from datavet.tasks import detect_task
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ def gather(engine: Engine, inputs: Inputs, args: AuditArgs) -> Evidence:
         unlabelled = unlabelled_test_note(inputs, target, args)
         notes += [unlabelled] if unlabelled else []
         notes += input_notes((inputs.train, inputs.test), plan)
+        for split, profile in table.profiles.items():  # ragged or empty float vectors
+            notes += length_notes(split, profile.columns.values())
         columns = {
             s: table_columns(src, plan.skip_columns)
             for s, src in inputs.splits.items()

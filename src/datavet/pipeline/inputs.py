@@ -40,6 +40,8 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
     check the estimate first and count what is decoded as it streams."""
     from datavet.engines.spark import spark_inputs  # imports pyspark only for Spark inputs
 
+    refuse_sparse(train, "train")
+    refuse_sparse(test, "test")
     # (N, D) torch features: a table, as the same NumPy arrays are
     train = as_table_arrays(train, "train")
     test = as_table_arrays(test, "test")
@@ -82,6 +84,9 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
         # an (X, y) pair: y is the target, and a test pair's y takes the same name
         target = opts["target"] = getattr(train_src, "label", None)
     test_src = open_source(test, role="test", **opts) if test is not None else None
+    if test_src is None and test is None:
+        half = getattr(train_src, "test_half", None)  # x_train/y_train/x_test/y_test in one file
+        test_src = half() if half is not None else None
     for src in (train_src, test_src):
         if memory is not None and isinstance(src, TabularSource):
             src.budget = memory  # counts what is decoded as it streams
@@ -91,6 +96,22 @@ def open_inputs(train, test, args: AuditArgs) -> Inputs:
     if args.time is not None and isinstance(train_src, TableSource):
         _parse_times(train_src, test_src, args.time)
     return out
+
+
+def refuse_sparse(data, role: str) -> None:
+    """A scipy sparse matrix (alone, or as the X of an ``(X, y)`` pair: what a
+    ``TfidfVectorizer`` hands on) is a UsageError that says so and names the conversion; NumPy
+    would otherwise read it as a 0-d array of one object."""
+    parts = data if isinstance(data, tuple) else (data,)
+    for part in parts:
+        module = type(part).__module__ or ""
+        if module == "scipy.sparse" or module.startswith("scipy.sparse."):
+            shape = "x".join(str(n) for n in getattr(part, "shape", ()))
+            raise UsageError(
+                f"cannot audit a scipy sparse matrix ({type(part).__name__}, {shape}) as {role}: "
+                "sparse input is not supported; pass a dense array, X.toarray() (mind its "
+                "memory: every zero is stored)"
+            )
 
 
 def _parse_times(train: TableSource, test, spec) -> None:

@@ -11,6 +11,10 @@ from datavet.errors import UsageError
 
 MAX_CHANNELS = 1024  # a channel axis longer than this is almost surely the wrong axis
 MAX_FEATURE_COLUMNS = 4096  # (N, D) inputs wider than this are read as one channel
+# (N, C, T) with T beyond MAX_CHANNELS and C at most this: channels first (mono or stereo audio,
+# a few sensors: the layout of torchaudio and Conv1d)
+MAX_LEADING_CHANNELS = 8
+FLAG = "--channel-axis (Python: channel_axis=)"
 
 
 @dataclass(frozen=True)
@@ -94,22 +98,28 @@ def resolve_layout(shape: tuple[int, ...], dtype: str, requested=None) -> Layout
                 k = int(requested)
             except (TypeError, ValueError):
                 raise UsageError(
-                    f"--channel-axis must be an axis number or 'none', not {requested!r}"
+                    f"{FLAG} must be an axis number or 'none', not {requested!r}"
                 ) from None
             if not -full <= k < full:
                 raise UsageError(
-                    f"--channel-axis {k} is out of range for inputs of shape (N, "
+                    f"{FLAG} {k} is out of range for inputs of shape (N, "
                     f"{', '.join(map(str, shape))})"
                 )
             k %= full
             if k == 0:
-                raise UsageError(
-                    "--channel-axis 0 is the sample axis (N); channels are on 1 or later"
-                )
+                raise UsageError(f"{FLAG} 0 is the sample axis (N); channels are on 1 or later")
             axis, reason = k - 1, f"channel axis {k} (--channel-axis)"
     elif ndim == 2:
         a, b = shape
-        if a == b and a >= 8:
+        if b > MAX_CHANNELS and a <= MAX_LEADING_CHANNELS:
+            axis = 0
+            chans = "1 channel" if a == 1 else f"{a} channels"
+            reason = (
+                f"channels first (N, C, T): {chans} of {b:,} steps, as audio and Conv1d take "
+                "them; the last axis is too long to hold channels (--channel-axis none reads "
+                "the samples without channels)"
+            )
+        elif a == b and a >= 8:
             axis = None
             reason = (
                 f"square {a}x{b} samples read as one-channel images (--channel-axis -1 reads them "
@@ -139,6 +149,7 @@ def resolve_layout(shape: tuple[int, ...], dtype: str, requested=None) -> Layout
         raise UsageError(
             f"inputs of shape (N, {', '.join(map(str, shape))}) would have "
             f"{layout.n_channels:,} channels on axis {(axis or 0) + 1}; pass the channel axis with "
-            "--channel-axis (or 'none')"
+            "--channel-axis K (Python: channel_axis=K), or 'none' to read the samples without "
+            "channels"
         )
     return layout

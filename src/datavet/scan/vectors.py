@@ -12,7 +12,12 @@ over all finite elements (as a tensor channel's). :class:`VectorStats` adds what
 say: element counts, the element indices (dimensions) the NaN and infinities sit in, the
 smallest and largest value per dimension (which dimensions never change, with
 :class:`~datavet.scan.tensors.PositionStats`, the tensors' own), per-dimension moments and
-the vector lengths. Everything merges, batch by batch and across Dask partitions.
+the vector lengths (how many rows have each length, with the first rows, so vectors of
+different lengths can be named). Everything merges, batch by batch and across Dask partitions.
+
+An empty vector of floating-point numbers holds no value at all: it counts as a null row (an
+embedding with nothing in it breaks ``np.stack`` as a missing one does). Lists of integers (token
+or category IDs) may be empty and may differ in length: that is how sequences are.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from datavet.scan.values import is_vector_type  # noqa: F401 (re-exported)
 MAX_DIMS = 1 << 16  # per-dimension statistics up to this vector length
 MAX_PADDED = 1 << 24  # ragged vectors: per-dimension statistics while padding stays this small
 MAX_ELEMENT_EXAMPLES = 5
+MAX_LENGTHS = 32  # distinct vector lengths counted (rows and first rows per length)
 CHUNK_ELEMENTS = 1 << 20  # a batch's vectors are read this many elements at a time (8 MB)
 
 
@@ -70,7 +76,12 @@ class VectorStats:
     nan_values: int = 0  # NaN or null elements
     posinf_values: int = 0
     neginf_values: int = 0
-    null_rows: int = 0  # rows whose vector itself is null
+    null_rows: int = 0  # rows with no vector: null, or an empty vector of floats
+    empty_rows: int = 0  # of which empty vectors of floats
+    # vector length -> (rows, first rows) over non-null rows (empty vectors included), for at
+    # most MAX_LENGTHS lengths (the shortest and longest kept); ``more_lengths``: others seen
+    lengths: dict[int, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    more_lengths: bool = False
     nan_at: tuple[tuple[int, int], ...] = ()  # first (row, element index) holding NaN
     inf_at: tuple[tuple[int, int], ...] = ()
     integral: bool = True  # every finite element is a whole number
@@ -89,6 +100,11 @@ class VectorStats:
     def dim(self) -> int | None:
         """The vector length when every row has the same one."""
         return self.max_len if self.min_len == self.max_len and self.elements else None
+
+    @property
+    def floating(self) -> bool:
+        """The elements are floating-point numbers (an embedding, not IDs)."""
+        return self.value_type.startswith(("float", "double", "halffloat", "decimal"))
 
     @property
     def inf_values(self) -> int:
@@ -110,11 +126,15 @@ class VectorStats:
             posinf_values=a.posinf_values + b.posinf_values,
             neginf_values=a.neginf_values + b.neginf_values,
             null_rows=a.null_rows + b.null_rows,
+            empty_rows=a.empty_rows + b.empty_rows,
+            more_lengths=a.more_lengths or b.more_lengths,
             nan_at=tuple(sorted(set(a.nan_at) | set(b.nan_at))[:MAX_ELEMENT_EXAMPLES]),
             inf_at=tuple(sorted(set(a.inf_at) | set(b.inf_at))[:MAX_ELEMENT_EXAMPLES]),
             integral=a.integral and b.integral,
             tracked=tracked,
         )
+        out.lengths, more = _merge_lengths(a.lengths, b.lengths)
+        out.more_lengths = out.more_lengths or more
         if tracked and a.dim_present is not None and b.dim_present is not None:
             d = max(len(a.dim_present), len(b.dim_present))
             out.dim_nan = _pad(a.dim_nan, d, 0) + _pad(b.dim_nan, d, 0)
@@ -206,8 +226,101 @@ class VectorStats:
             "max_length": self.max_len if self.elements or self.null_rows else None,
             "value_type": self.value_type,
             "null_rows": self.null_rows,
+            "empty_rows": self.empty_rows,
             "constant_dims": None if const is None else len(const),
         }
+
+
+def _merge_lengths(a: dict, b: dict) -> tuple[dict, bool]:
+    """Two length tables as one (rows added, first rows merged); past MAX_LENGTHS lengths the
+    shortest and longest are kept, and True says some were dropped."""
+    out = dict(a)
+    for length, (count, rows) in b.items():
+        if length in out:
+            have, first = out[length]
+            out[length] = (
+                have + count,
+                tuple(sorted(set(first) | set(rows))[:MAX_ELEMENT_EXAMPLES]),
+            )
+        else:
+            out[length] = (count, rows)
+    if len(out) <= MAX_LENGTHS:
+        return out, False
+    keys = sorted(out)
+    keep = keys[: MAX_LENGTHS // 2] + keys[-(MAX_LENGTHS // 2) :]
+    return {k: out[k] for k in keep}, True
+
+
+def _length_table(lengths: np.ndarray, null_rows: np.ndarray, offset: int) -> tuple[dict, bool]:
+    """Rows and first rows (dataset positions) per length of the non-null vectors; True when
+    more than MAX_LENGTHS lengths were seen (then the shortest and longest are kept)."""
+    nulls = bool(null_rows.any())
+    lens = lengths[~null_rows] if nulls else lengths
+    if not len(lens):
+        return {}, False
+    if lens.min() == lens.max():
+        first = int(np.argmin(null_rows)) if nulls else 0
+        return {int(lens[0]): (len(lens), (first + offset,))}, False
+    at = (np.flatnonzero(~null_rows) if nulls else np.arange(len(lengths))) + offset
+    values, counts = np.unique(lens, return_counts=True)
+    more = len(values) > MAX_LENGTHS
+    if more:
+        keep = np.r_[: MAX_LENGTHS // 2, len(values) - MAX_LENGTHS // 2 : len(values)]
+        values, counts = values[keep], counts[keep]
+    table = {}
+    for v, c in zip(values.tolist(), counts.tolist(), strict=True):
+        first = at[np.flatnonzero(lens == v)[:MAX_ELEMENT_EXAMPLES]]
+        table[int(v)] = (int(c), tuple(first.tolist()))
+    return table, more
+
+
+def length_note(column: str, split: str, vs: VectorStats) -> str | None:
+    """A note for a vector column of floats whose vectors differ in length (empty ones
+    included): such vectors cannot be stacked into one tensor, and only the dimensions every
+    vector has are compared. None for lists of integers (token or category IDs are sequences,
+    of any length) and for columns of one length."""
+    if not vs.floating or len(vs.lengths) < 2:
+        return None
+    usual, (count, _) = max(vs.lengths.items(), key=lambda kv: (kv[1][0], kv[0]))
+    lo, hi = min(vs.lengths), max(vs.lengths)
+    odd = sorted(
+        (row, length) for length, (_, rows) in vs.lengths.items() if length != usual for row in rows
+    )
+    others = sum(c for length, (c, _) in vs.lengths.items() if length != usual)
+    shown = ", ".join(
+        f"{row} ({length:,} element{'s' if length != 1 else ''})"
+        for row, length in odd[:MAX_ELEMENT_EXAMPLES]
+    )
+    more = (
+        f" (+{others - min(len(odd), MAX_ELEMENT_EXAMPLES):,} more)"
+        if others > min(len(odd), MAX_ELEMENT_EXAMPLES)
+        else ""
+    )
+    if vs.more_lengths:
+        more += f" (more than {MAX_LENGTHS} different lengths)"
+    empty = ""
+    if vs.empty_rows:
+        empty = (
+            f"; {vs.empty_rows:,} empty vector{'s' if vs.empty_rows != 1 else ''} counted as "
+            "missing (V001)"
+        )
+    return (
+        f"vector column {column!r} in {split} holds vectors of different lengths: {lo:,} to "
+        f"{hi:,} elements, {count:,} rows have {usual:,}; other lengths in rows {shown}{more}"
+        f"{empty}. They cannot be stacked into one tensor (np.stack, torch.stack), and only the "
+        "dimensions every vector has are compared: pad or truncate them to one length"
+    )
+
+
+def length_notes(split: str, columns) -> list[str]:
+    """:func:`length_note` for each vector column among ``columns`` (ColumnStats)."""
+    notes = []
+    for col in columns:
+        vs = getattr(col, "vector", None)
+        note = None if vs is None else length_note(col.name, split, vs)
+        if note:
+            notes.append(note)
+    return notes
 
 
 def _lengths(arr: pa.Array) -> np.ndarray:
@@ -239,6 +352,13 @@ def vector_stats(arr: pa.Array, offset: int, stats, x_lengths_nulls=None) -> Vec
     value_type = arr.type.value_type
     x, lengths, null_rows = x_lengths_nulls or vector_values(arr)
     n = len(arr)
+    floating = pa.types.is_floating(value_type) or pa.types.is_decimal(value_type)
+    length_table, more_lengths = _length_table(lengths, null_rows, offset)
+    empty = (lengths == 0) & ~null_rows if floating else None
+    if empty is not None and empty.any():
+        null_rows = null_rows | empty  # an empty embedding is as missing as a null one
+    else:
+        empty = None
     with np.errstate(over="ignore", invalid="ignore"):
         clean = math.isfinite(float(x.sum()))  # one pass when every element is finite
     present_lengths = lengths[~null_rows] if null_rows.any() else lengths
@@ -248,6 +368,9 @@ def vector_stats(arr: pa.Array, offset: int, stats, x_lengths_nulls=None) -> Vec
         max_len=int(present_lengths.max()) if len(present_lengths) else 0,
         elements=int(len(x)),
         null_rows=int(null_rows.sum()),
+        empty_rows=0 if empty is None else int(empty.sum()),
+        lengths=length_table,
+        more_lengths=more_lengths,
     )
     regular = len(present_lengths) == 0 or vs.min_len == vs.max_len
     rows = pos = None
@@ -288,7 +411,6 @@ def vector_stats(arr: pa.Array, offset: int, stats, x_lengths_nulls=None) -> Vec
     if finite.size:
         stats.min, stats.max = float(finite.min()), float(finite.max())
         # Whole numbers matter to T001 only within 0..255 (raw pixels): checked only there.
-        floating = pa.types.is_floating(value_type) or pa.types.is_decimal(value_type)
         in_range = stats.min >= 0 and stats.max <= 255
         vs.integral = in_range and (not floating or bool(np.array_equal(np.floor(finite), finite)))
 

@@ -249,7 +249,13 @@ def open_source(
             data, f"<{role} Dataset>", target=target, inputs=inputs, channel_axis=channel_axis
         )
     if frames.is_hf_iterable(data):
-        return frames.from_hf_iterable(data, f"<{role} IterableDataset>")
+        return frames.from_hf_iterable(
+            data,
+            f"<{role} IterableDataset>",
+            target=target,
+            inputs=inputs,
+            channel_axis=channel_axis,
+        )
     if is_tensor_input(data):
         return open_tensor(data, role=role, target=target, inputs=inputs, channel_axis=channel_axis)
     if isinstance(data, (str, os.PathLike)):

@@ -4,8 +4,13 @@ Every pandas column becomes one Arrow column that keeps its values and its kind:
 numbers, text stays text (lone surrogates shown as ``\\udXXX`` escapes, since UTF-8 cannot hold
 them), NumPy arrays or lists of numbers per row become a vector column (an embedding), integers
 beyond int64 become exact decimals, ``longdouble`` becomes float64, a column that mixes kinds
-keeps every value as text. What cannot be audited (complex numbers) is refused with a message
-that names the column.
+keeps every value as text. Arrays of other libraries are read as NumPy's are: torch tensors
+(detached, copied to the CPU) and any array with ``__array__`` (JAX, TensorFlow, CuPy through
+``.get()``); a column of one-number tensors (``list(torch_tensor)``) is a column of numbers. A
+column of lists or arrays that is kept as text because some row holds something else (a string
+inside a list) gets a note naming the column and that row: the NaN inside the other rows' vectors
+are not checked. What cannot be audited (complex numbers) is refused with a message that names
+the column.
 """
 
 from __future__ import annotations
@@ -21,6 +26,12 @@ import pyarrow as pa
 from datavet._lazy import pandas as pd
 from datavet.errors import InputError, UsageError
 from datavet.sources.base import TableSource, TabularSource
+from datavet.sources.tensor_base import (
+    TensorInfo,
+    TensorSource,
+    is_torch_tensor,
+    tensor_to_numpy,
+)
 
 _ARROW_ERRORS = (
     pa.ArrowInvalid,
@@ -57,8 +68,113 @@ def _text(v) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _objects_to_arrow(values: list) -> pa.Array:
-    """An object column pyarrow could not convert as it stands."""
+def _is_array(v) -> bool:
+    """A NumPy array, a tensor or another library's array: a value that holds many numbers."""
+    if isinstance(v, str | bytes | np.generic):
+        return False
+    return isinstance(v, np.ndarray) or is_torch_tensor(v) or hasattr(v, "__array__")
+
+
+def _numbers(v) -> np.ndarray | None:
+    """The numbers ``v`` holds, as a NumPy array: a NumPy array, a torch tensor (detached, on the
+    CPU; torch is already loaded when one exists), another library's array (``__array__``; a
+    CuPy array through ``.get()``), or a list or tuple of numbers. None for anything else."""
+    if isinstance(v, str | bytes | np.generic):
+        return None
+    try:
+        if isinstance(v, np.ndarray):
+            arr = v
+        elif is_torch_tensor(v):
+            arr = tensor_to_numpy(v)
+        elif isinstance(v, list | tuple):
+            arr = np.asarray(v)
+            if arr.dtype == object and all(
+                e is None or (isinstance(e, int | float | np.number) and not isinstance(e, bool))
+                for e in v
+            ):  # a null element: NaN, as Arrow's null elements are read
+                arr = np.array([np.nan if e is None else e for e in v], np.float64)
+        elif _is_array(v):
+            try:
+                arr = np.asarray(v)
+            except TypeError:  # CuPy refuses an implicit copy to the host
+                get = getattr(v, "get", None)
+                if get is None:
+                    return None
+                arr = np.asarray(get())
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - a value that cannot be an array of numbers is not one
+        return None
+    return arr if arr.dtype.kind in "biuf" else None
+
+
+def _vector_type(dtypes: set) -> pa.DataType:
+    """The Arrow element type of vectors of these NumPy dtypes (floats beyond 64 bits and
+    float16 as float64)."""
+    dt = np.result_type(*dtypes)
+    if dt.kind == "f" and dt != np.float32:
+        dt = np.dtype(np.float64)
+    return pa.from_numpy_dtype(dt)
+
+
+def _arrays_to_arrow(arrays: list) -> pa.Array:
+    """One array of numbers (or None) per row: a vector column, row-major, or a column of
+    numbers when every array holds one number (``list(tensor)`` gives 0-d tensors)."""
+    present = [a for a in arrays if a is not None]
+    kind = _vector_type({a.dtype for a in present})
+    mask = np.array([a is None for a in arrays], dtype=bool)
+    if all(a.ndim == 0 for a in present):
+        flat = np.array([0 if a is None else a.item() for a in arrays], kind.to_pandas_dtype())
+        return pa.array(flat, type=kind, mask=mask if mask.any() else None)
+    parts = [np.ravel(a) for a in present]
+    values = np.concatenate(parts).astype(kind.to_pandas_dtype(), copy=False)
+    sizes = np.zeros(len(arrays), np.int64)
+    sizes[~mask] = [len(p) for p in parts]
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    return pa.LargeListArray.from_arrays(
+        pa.array(offsets, pa.int64()),
+        pa.array(values, kind),
+        mask=pa.array(mask) if mask.any() else None,
+    )
+
+
+def _not_a_number(v) -> str:
+    """What in ``v`` (a row of a column of lists) is not a number, in words."""
+    if isinstance(v, list | tuple):
+        for e in v:
+            if isinstance(e, list | tuple):
+                inner = _not_a_number(e)
+                if inner:
+                    return inner
+            elif not isinstance(e, int | float | np.number) and e is not None:
+                return f"a list holding {_text(e)[:40]!r}"
+        return f"a list that is not flat numbers ({_text(v)[:40]!r})"
+    if _is_array(v):
+        return f"{type(v).__name__} of {getattr(v, 'dtype', 'non-numbers')}"
+    return f"{_text(v)[:40]!r}, not a list of numbers"
+
+
+def _text_vectors(values: list, bad: int, column, notes: list[str] | None, where: str) -> None:
+    """The note of a column of vectors kept as text because row ``bad`` holds something else
+    (said only when some other row does hold numbers)."""
+    if notes is None:
+        return
+    if not any(not _is_missing(v) and _numbers(v) is not None for v in values):
+        return
+    notes.append(
+        f"{where}: column {column!r} holds lists or arrays of numbers, but row {bad} holds "
+        f"{_not_a_number(values[bad])}: the column is read as text, so the NaN and infinities "
+        "inside its vectors are not checked; make every element a number (NaN or None where "
+        "one is missing)"
+    )
+
+
+def _objects_to_arrow(
+    values: list, column: str | None = None, notes: list[str] | None = None, where: str = ""
+) -> pa.Array:
+    """An object column pyarrow could not convert as it stands. ``notes`` (with the column's
+    name and ``where``, the input's name) receives the note of a column of lists or arrays
+    kept as text."""
     present = [v for v in values if not _is_missing(v)]
     if present and all(
         isinstance(v, int | np.integer) and not isinstance(v, bool) for v in present
@@ -76,19 +192,25 @@ def _objects_to_arrow(values: list) -> pa.Array:
             return pa.array([None if _is_missing(v) else v for v in values])
         except _ARROW_ERRORS:
             pass
-    if present and all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in present):
-        # a matrix (or deeper array) of numbers per row: one vector per row, row-major, so NaN
-        # and inf inside are found as in any embedding column
-        return pa.array(
-            [None if _is_missing(v) else np.asarray(v, np.float64).ravel() for v in values],
-            pa.large_list(pa.float64()),
-        )
+    if any(isinstance(v, list | tuple) or _is_array(v) for v in present):
+        # arrays (NumPy, torch, ...) or lists of numbers per row, a matrix per row read
+        # row-major: one vector per row, so NaN and inf inside are found as in any embedding
+        arrays: list[np.ndarray | None] = []
+        for i, v in enumerate(values):
+            arr = None if _is_missing(v) else _numbers(v)
+            if arr is None and not _is_missing(v):
+                _text_vectors(values, i, column, notes, where)
+                break
+            arrays.append(arr)
+        else:
+            return _arrays_to_arrow(arrays)
     # A column mixing numbers and strings (or holding anything else): keep every value as text;
     # missing stays missing.
     return pa.array([None if _is_missing(v) else _text(v) for v in values], type=pa.string())
 
 
-def _column_to_arrow(series: pd.Series, source: str) -> pa.Array:
+def _column_to_arrow(series: pd.Series, source: str, notes: list[str] | None = None) -> pa.Array:
+    """``notes`` receives what the reader should know of the column (see _objects_to_arrow)."""
     dtype = series.dtype
     if isinstance(dtype, pd.SparseDtype):
         series = series.sparse.to_dense()
@@ -110,7 +232,7 @@ def _column_to_arrow(series: pd.Series, source: str) -> pa.Array:
     try:
         arr = pa.array(series, from_pandas=True)
     except _ARROW_ERRORS:
-        return _objects_to_arrow(series.astype(object).tolist())
+        return _objects_to_arrow(series.astype(object).tolist(), series.name, notes, source)
     if pa.types.is_decimal(arr.type) and series.dtype == np.dtype(object):
         # Decimal("NaN") is missing, never a value
         values = series.tolist()
@@ -124,7 +246,8 @@ def from_pandas(
 ) -> TableSource:
     """A DataFrame as a table; ``label``: an extra column (the ``y`` of an ``(X, y)`` pair)."""
     names = [str(c) for c in df.columns]
-    arrays = [_column_to_arrow(df.iloc[:, i], name) for i in range(df.shape[1])]
+    notes: list[str] = []
+    arrays = [_column_to_arrow(df.iloc[:, i], name, notes) for i in range(df.shape[1])]
     if label is not None:
         if label_name in names:
             raise UsageError(f"{name}: target name {label_name!r} clashes with a feature column")
@@ -132,7 +255,7 @@ def from_pandas(
         names.append(label_name)
     table = pa.Table.from_arrays(arrays, names=names) if arrays else pa.table({})
     source = TableSource(
-        name=name, format="pandas", schema=table.schema, num_rows=len(df), table=table
+        name=name, format="pandas", schema=table.schema, num_rows=len(df), table=table, notes=notes
     )
     if label is not None:
         source.label = label_name
@@ -458,10 +581,8 @@ def from_hf_dataset(
     return _stream(name, "hf-dataset", read, schema, num_rows=ds.num_rows, drop=media, notes=notes)
 
 
-def _hf_tensors(ds, name, arrays, target, inputs, channel_axis):
-    from datavet.sources.arrays import ArraySource, _Reader
-
-    features = ds.features
+def _hf_keys(features, name: str, arrays: list[str], target, inputs) -> tuple[str, str | None]:
+    """(the inputs feature, the labels feature or None) of a dataset read as tensors."""
     if inputs is None:
         if len(arrays) != 1:
             raise UsageError(
@@ -479,6 +600,22 @@ def _hf_tensors(ds, name, arrays, target, inputs, channel_axis):
         label = picked[0] if len(picked) == 1 else None
     if label is not None and label not in features:
         raise UsageError(f"{name}: no feature {label!r}; features: {', '.join(features)}")
+    return inputs, label
+
+
+def _hf_notes(features, name: str, inputs: str, label: str | None) -> list[str]:
+    left = [k for k in features if k not in (inputs, label)]
+    notes = [f"{name}: inputs {inputs!r}" + (f", labels {label!r}" if label else "")]
+    if left:
+        notes.append(f"{name}: left out of the tensor audit: {', '.join(map(repr, left))}")
+    return notes
+
+
+def _hf_tensors(ds, name, arrays, target, inputs, channel_axis):
+    from datavet.sources.arrays import ArraySource, _Reader
+
+    features = ds.features
+    inputs, label = _hf_keys(features, name, arrays, target, inputs)
 
     class _Column(_Reader):
         def __init__(self, column: str):
@@ -492,25 +629,83 @@ def _hf_tensors(ds, name, arrays, target, inputs, channel_axis):
         def read(self, start: int, stop: int) -> np.ndarray:
             return np.asarray(self.view[start:stop][self.column])
 
-    left = [k for k in features if k not in (inputs, label)]
-    notes = [f"{name}: inputs {inputs!r}" + (f", labels {label!r}" if label else "")]
-    if left:
-        notes.append(f"{name}: left out of the tensor audit: {', '.join(map(repr, left))}")
     return ArraySource(
         name=name,
         format="hf-dataset",
         label=label,
         num_rows=ds.num_rows,
         channel_axis=channel_axis,
-        notes=notes,
+        notes=_hf_notes(features, name, inputs, label),
         x=_Column(inputs),
         y=_Column(label) if label is not None else None,
     )
 
 
-def from_hf_iterable(ds, name: str) -> TabularSource:
+@dataclass
+class HfStreamTensors(TensorSource):
+    """A ``datasets.IterableDataset`` whose inputs are an ``Array2D``..``Array5D`` feature: read
+    as NumPy batches of the inputs (and labels), in the order the stream yields them, again on
+    every pass. Its length is known only once read."""
+
+    stream: object = None  # the IterableDataset, its inputs and labels columns, as NumPy
+    inputs: str = ""
+    _info: TensorInfo | None = field(default=None, repr=False)
+
+    def _arrays(self, batch) -> tuple[np.ndarray, np.ndarray | None]:
+        x = np.asarray(batch[self.inputs])
+        y = None if self.label is None else np.asarray(batch[self.label])
+        return x, y
+
+    def info(self) -> TensorInfo:
+        if self._info is None:
+            first = next(iter(self.stream.iter(batch_size=1)), None)
+            if first is None:
+                raise InputError(self.name, "no data rows (the stream is empty)")
+            x, y = self._arrays(first)
+            self._info = TensorInfo(
+                sample_shape=tuple(x.shape[1:]),
+                dtype=x.dtype,
+                dtype_name=x.dtype.name,
+                label_shape=None if y is None else tuple(y.shape[1:]),
+                label_dtype=None if y is None else y.dtype,
+            )
+        return self._info
+
+    def blocks(self, max_values: int, max_rows: int):
+        per_sample = max(1, int(np.prod(self.info().sample_shape, dtype=np.int64)))
+        step = max(1, min(max_rows, max_values // per_sample))
+        offset = 0
+        for batch in self.stream.iter(batch_size=step):
+            x, y = self._arrays(batch)
+            yield offset, x, y
+            offset += len(x)
+
+
+def from_hf_iterable(
+    ds, name: str, *, target: str | None = None, inputs: str | None = None, channel_axis=None
+):
     """A ``datasets.IterableDataset``: streamed as Arrow tables, a batch at a time, on every
-    pass (its shards are read again; nothing is kept)."""
+    pass (its shards are read again; nothing is kept); or, when a fixed-shape array feature
+    (``Array2D``..``Array5D``) holds the inputs, the tensor path, as for a ``Dataset``."""
+    features = ds.features or {}
+    arrays = [k for k, f in features.items() if _kind_of(f) in ARRAY_FEATURES]
+    if features and (inputs is not None or arrays):
+        inputs, label = _hf_keys(features, name, arrays, target, inputs)
+        columns = [inputs] if label is None else [inputs, label]
+        notes = _hf_notes(features, name, inputs, label)
+        notes.append(
+            f"{name}: an IterableDataset is read in the order it yields samples; rows are "
+            "positions in that stream"
+        )
+        return HfStreamTensors(
+            name=name,
+            format="hf-iterable",
+            label=label,
+            channel_axis=channel_axis,
+            notes=notes,
+            stream=ds.select_columns(columns).with_format("numpy"),
+            inputs=inputs,
+        )
     media, notes = _hf_media(ds.features, name)
     arrow = ds.with_format("arrow")
 
@@ -597,7 +792,8 @@ def from_dask(frame, name: str) -> DaskFrameSource:
     if _is(frame, "dask", "Series"):
         frame = frame.to_frame()
     frame = _unconverted(frame)
-    head = from_pandas(frame.get_partition(0).compute(), name).table
+    first = from_pandas(frame.get_partition(0).compute(), name)
+    head = first.table
     pending = [head]
 
     def read(batch_rows: int):
@@ -615,7 +811,7 @@ def from_dask(frame, name: str) -> DaskFrameSource:
         schema=head.schema,
         read=read,
         frame=frame,
-        notes=_text_lists(head, name),
+        notes=first.notes + _text_lists(head, name),
     )
     source.check_schema()
     return source

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from datavet.errors import InputError, UsageError
-from datavet.sources.tensor_base import check_dtype, pick_keys, read_npy_header
-from datavet.sources.tensor_memory import from_loaded
+from datavet.sources.tensor_base import check_dtype, read_npy_header
+from datavet.sources.tensor_memory import choose_keys, from_loaded
 from datavet.sources.tensor_readers import (
     ArraySource,
     _ArrayReader,
@@ -82,7 +82,26 @@ def open_npz(
     }
     if not members:
         raise InputError(name, "the archive holds no arrays")
-    in_key, label_key, notes = pick_keys(list(members), inputs, target, name, role=role)
+    keys = choose_keys(list(members), inputs, target, name, role=role)
+    source = _npz_split(archive, members, keys.inputs, keys.label, path, name, channel_axis)
+    source.label = keys.label_name if keys.label is not None else None
+    source.notes = keys.notes
+    if keys.test is not None:
+        tx, ty = keys.test
+        test = _npz_split(archive, members, tx, ty, path, name, channel_axis)
+        test.label = keys.label_name if ty is not None else None
+        test.notes = [
+            f"{name}: test is {tx!r}"
+            + (f" with labels {ty!r}" if ty else "")
+            + " (x_train/y_train/x_test/y_test layout; no other test split was given)"
+        ]
+        source.paired_test = test
+    return source
+
+
+def _npz_split(
+    archive: zipfile.ZipFile, members: dict, in_key: str, label_key, path: Path, name, channel_axis
+) -> ArraySource:
     x = _ZipMemberReader(archive, members[in_key], f"{name}[{in_key}]")
     check_dtype(x.dtype, f"{name}[{in_key}]", "inputs")
     y = None
@@ -97,7 +116,6 @@ def open_npz(
         num_rows=x.shape[0],
         channel_axis=channel_axis,
         uri=str(path),
-        notes=notes,
         x=x,
         y=y,
     )

@@ -4,11 +4,14 @@ of arrays (also what a ``.pt`` file holds once loaded)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from datavet.errors import InputError, UsageError
 from datavet.sources.tensor_base import (
+    INPUT_KEYS,
+    LABEL_KEYS,
     _check_torch_tensor,
     check_dtype,
     is_torch_tensor,
@@ -22,6 +25,96 @@ from datavet.sources.tensor_readers import (
     _Reader,
     _TensorReader,
 )
+
+SPLITS = ("train", "test")
+
+
+def split_halves(keys) -> dict[str, tuple[str, str | None]] | None:
+    """The train and test arrays of a file in the Keras layout (``x_train``, ``y_train``,
+    ``x_test``, ``y_test``; also ``X_train``, ``images_test``, ``label_train``...):
+    ``{"train": (inputs, labels or None), "test": (...)}``; None unless both inputs are there."""
+    keys = set(keys)
+    out = {}
+    for split in SPLITS:
+        x = next((f"{k}_{split}" for k in INPUT_KEYS if f"{k}_{split}" in keys), None)
+        y = next((f"{k}_{split}" for k in LABEL_KEYS if f"{k}_{split}" in keys), None)
+        if x is None:
+            return None
+        out[split] = (x, y)
+    return out
+
+
+@dataclass
+class Keys:
+    """Which named arrays hold what, for one split: ``label_name`` is what the report calls the
+    labels; ``test``: the (inputs, labels) keys of the test half of a Keras-layout file read
+    as the train split (the test split when no other is given)."""
+
+    inputs: str
+    label: str | None
+    label_name: str | None
+    notes: list[str]
+    test: tuple[str, str | None] | None = None
+
+
+def choose_keys(
+    keys: list[str], inputs: str | None, target: str | None, name: str, *, role: str
+) -> Keys:
+    """The arrays of an archive or dict that hold the inputs and labels of split ``role``.
+
+    A file in the Keras layout (``x_train``, ``y_train``, ``x_test``, ``y_test``) is read as
+    train ``x_train``/``y_train`` and test ``x_test``/``y_test`` (the test half comes with the
+    train split, for an audit given no other test split); as the test split, keys asked for
+    that end in ``_train`` are read as their ``_test`` twins. Arrays left unread are named in a
+    note."""
+    halves = split_halves(keys)
+    notes: list[str] = []
+    if halves is not None and inputs is None and target is None:
+        in_key, label_key = halves[role]
+        notes.append(f"{name}: x_train/y_train/x_test/y_test layout")
+    else:
+        if halves is not None and role == "test":
+            twins = {f"{k}_train": f"{k}_test" for k in (*INPUT_KEYS, *LABEL_KEYS)}
+            asked = (inputs, target)
+            inputs, target = (twins[k] if twins.get(k) in keys else k for k in asked)
+            for was, now in zip(asked, (inputs, target), strict=True):
+                if was != now:
+                    notes.append(f"{name}: test split: {now!r} read for {was!r} (its test twin)")
+        for x, y in (halves or {}).values():  # one key of a half given: the other goes with it
+            if inputs == x and target is None:
+                target = y
+            elif target == y and y is not None and inputs is None:
+                inputs = x
+        in_key, label_key, picked = pick_keys(keys, inputs, target, name, role=role)
+        notes += picked
+    half = next((s for s in SPLITS if halves and halves[s] == (in_key, label_key)), None)
+    label_name = label_key
+    test = None
+    used = {in_key, label_key}
+    if half is not None:  # one half of the Keras layout: the other belongs to the other split
+        used |= {*halves["train"], *halves["test"]}
+        if label_key is not None:
+            label_name = label_key.rsplit("_", 1)[0]
+        labels = f" with labels {label_key!r}" if label_key else ""
+        if half == "train" and role == "train":
+            test = halves["test"]
+            tx, ty = test
+            rest = f"{tx!r} and {ty!r} are" if ty else f"{tx!r} is"
+            what = f"train is {in_key!r}{labels}; {rest} the test split unless another is given"
+        else:
+            what = f"{role} is {in_key!r}{labels}"
+        if notes and notes[0] == f"{name}: x_train/y_train/x_test/y_test layout":
+            notes[0] += f": {what}"
+        else:
+            notes.insert(0, f"{name}: x_train/y_train/x_test/y_test layout: {what}")
+    unused = [k for k in keys if k not in used]
+    if unused:
+        notes.append(
+            f"{name}: {'array' if len(unused) == 1 else 'arrays'} not audited: "
+            f"{', '.join(map(repr, unused))} (--inputs/--target choose the arrays; a test split "
+            "saved in a file of its own is audited with --test)"
+        )
+    return Keys(in_key, label_key, label_name, notes, test)
 
 
 def _reader(value, name: str, what: str) -> _Reader:
@@ -136,19 +229,31 @@ def from_loaded(
             raise InputError(
                 name, f"holds a dict of {', '.join(kinds) or 'nothing'}, with no tensors in it"
             )
-        in_key, label_key, notes = pick_keys(list(tensors), inputs, target, name, role=role)
-        source = from_arrays(
-            tensors[in_key],
-            None if label_key is None else tensors[label_key],
-            name,
-            label=label_key,
-            fmt="torch" if is_torch_tensor(tensors[in_key]) else "numpy",
-        )
-        source.notes = notes
+        keys = choose_keys(list(tensors), inputs, target, name, role=role)
+        source = _dict_split(tensors, keys.inputs, keys.label, keys.label_name, name)
+        source.notes = keys.notes
+        if keys.test is not None:
+            tx, ty = keys.test
+            source.paired_test = _dict_split(tensors, tx, ty, keys.label_name, name)
+            source.paired_test.notes = [
+                f"{name}: test is {tx!r}"
+                + (f" with labels {ty!r}" if ty else "")
+                + " (x_train/y_train/x_test/y_test layout; no other test split was given)"
+            ]
         return source
     raise InputError(
         name,
         f"holds {a_type(obj)}; expected a tensor, a tuple (inputs, labels) or a dict of tensors",
+    )
+
+
+def _dict_split(tensors: dict, x: str, y: str | None, label: str | None, name: str):
+    return from_arrays(
+        tensors[x],
+        None if y is None else tensors[y],
+        name,
+        label=label,
+        fmt="torch" if is_torch_tensor(tensors[x]) else "numpy",
     )
 
 

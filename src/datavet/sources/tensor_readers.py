@@ -17,6 +17,7 @@ from datavet.sources.tensor_base import (
     TensorSource,
     _check_torch_tensor,
     read_npy_header,
+    refuse_objects,
     tensor_to_numpy,
 )
 
@@ -91,6 +92,8 @@ class _ZipMemberReader(_Reader):
         self.archive, self.member, self.name = archive, member, name
         self._fp, header = self._open()
         self.shape, fortran, self.dtype = header
+        # before the size check: an object array stores pickles, not itemsize bytes per value
+        refuse_objects(self.dtype, name)
         self.dtype_name = self.dtype.name
         data = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         present = member.file_size - self._header_bytes
@@ -163,6 +166,17 @@ class ArraySource(TensorSource):
 
     x: _Reader | None = None
     y: _Reader | None = None
+    # a file in the x_train/y_train/x_test/y_test layout read as train: its test half, the
+    # test split when no other is given
+    paired_test: ArraySource | None = None
+
+    def test_half(self) -> ArraySource | None:
+        """The test split the file or dict of this train split holds (x_test/y_test beside
+        x_train/y_train), read as this split is read (channel axis, format); None if none."""
+        test = self.paired_test
+        if test is not None:
+            test.channel_axis, test.format, test.uri = self.channel_axis, self.format, self.uri
+        return test
 
     def info(self) -> TensorInfo:
         return TensorInfo(
