@@ -50,19 +50,38 @@ def apply_column_ignores(report: Report, ignores: Sequence[ColumnIgnore]) -> Rep
     A finding is ignored when it names at least one column and every column it names is
     covered by an ignore for its rule (a finding about ``x`` and ``y`` stays when only ``x``
     is ignored: it still says something about ``y``).
+
+    A finding that stands for one finding per column (a rule that reports many columns as one
+    finding: it has ``parts`` and ``regroup``, as ``auditors.base.GroupedFinding``) is taken
+    apart first: each ignored column's own finding is listed as ignored, and the other columns
+    are reported as the rule reports them without the ignored ones (one finding each, or one
+    for the group), so an ignore does not depend on how many other columns the rule flags.
     """
     if not ignores:
         return report
     codes = [(ig, ig.codes) for ig in ignores]
     kept: list[Finding] = []
     ignored = list(getattr(report, "ignored", []))
+    changed = False
     for f in report.findings:
+        parts = getattr(f, "parts", ())
+        regroup = getattr(f, "regroup", None)
+        if parts and regroup is not None:
+            found = [(p, _ignore_reasons(p, codes)) for p in parts]
+            if any(reasons is not None for _, reasons in found):
+                changed = True
+                for p, reasons in found:
+                    if reasons is not None:
+                        ignored.append(Ignored(finding=p, reason="; ".join(reasons)))
+                kept += regroup([p for p, reasons in found if reasons is None])
+                continue
         reasons = _ignore_reasons(f, codes)
         if reasons is None:
             kept.append(f)
         else:
+            changed = True
             ignored.append(Ignored(finding=f, reason="; ".join(reasons)))
-    if len(kept) == len(report.findings):
+    if not changed:
         return report
     per_rule: dict[str, int] = {}
     for f in kept:

@@ -11,7 +11,9 @@ The stages, in order, each worth running only when the one before passed:
    why when a softmax is applied twice).
 
 The run stops at the first stage with findings at or above ``fail_on`` (or a crashed rule); the
-later stages are reported as not run, as is a stage whose every check was skipped. One report
+later stages are reported as not run, as is a stage whose every check was skipped. The audit
+fits the baselines with the data rules; when the data stage fails, the report leaves out their
+numbers and findings (its rules are skipped, with the reason), as the stage is reported. One report
 holds every stage's verdict, findings and fixes; it renders as text, JSON and HTML like any
 other report.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from datavet.errors import InputError, UsageError
@@ -242,6 +244,20 @@ def preflight(
             [f for f in data.findings if _stage_of(f.code) == key],
             [o for o in data.outcomes if _stage_of(o.code) == key],
         )
+    baselines = data.baselines
+    if stages[1]["verdict"] == "not run" and stopped is not None:
+        # The audit fitted the baselines with the data rules, but a stage after a failed one
+        # is not run: its numbers (scored on data that failed the audit) and its findings are
+        # left out, and its rules are skipped with the reason, as the stage says.
+        why = stages[1]["summary"]
+        findings = [f for f in findings if _stage_of(f.code) != "baselines"]
+        outcomes = [
+            replace(o, status=Status.SKIPPED, reason=why, traceback=None, n_findings=0)
+            if _stage_of(o.code) == "baselines" and o.status in (Status.PASSED, Status.FAILED)
+            else o
+            for o in outcomes
+        ]
+        baselines = None
 
     probes_detail = None
     notes = list(data.notes)
@@ -307,7 +323,7 @@ def preflight(
         target=data.target,
         task=data.task,
         task_reason=data.task_reason,
-        baselines=data.baselines,
+        baselines=baselines,
         notes=notes,
         duration_s=time.perf_counter() - started,
         ignored=data.ignored,

@@ -88,5 +88,6 @@ def test_many_columns_with_inf_are_one_finding():
     frame.iloc[0, :7] = np.inf
     frame["label"] = rng.integers(0, 2, 50)
     (finding,) = datavet.audit(frame, target="label", select=["V002"]).findings
-    assert len(finding.columns) == 7 and finding.n_affected == 7
+    assert len(finding.columns) == 7 and finding.n_affected == 1  # one row, 7 cells
+    assert finding.metrics["cells"] == 7
     assert "7 columns have +inf/-inf values in train" in finding.message

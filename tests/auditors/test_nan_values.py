@@ -126,7 +126,8 @@ def test_many_columns_with_nan_are_one_finding_that_keeps_every_column():
     report = datavet.audit(frame, target="label", select=["V001"])
     (finding,) = report.findings
     assert finding.columns == tuple(f"p{i}" for i in range(30))
-    assert finding.n_affected == 90
+    # rows: the 30 columns' NaN share rows 0-2 (90 cells)
+    assert finding.n_affected == 3 and finding.metrics["cells"] == 90
     assert finding.examples == (0, 1, 2)
     assert finding.metrics["columns"] == 30 and finding.metrics["count[p29]"] == 3
     assert "30 columns have NaN/missing values in train" in finding.message

@@ -21,6 +21,7 @@ __all__ = [
     "AuditContext",
     "Auditor",
     "ColumnItem",
+    "GroupedFinding",
     "Skip",
     "fmt",
     "group_many",
@@ -192,6 +193,56 @@ class ColumnItem:
     examples: tuple[int, ...] = ()
 
 
+GROUP_ABOVE = 5  # per-column findings of one rule and split beyond this become one finding
+
+
+@dataclass(frozen=True)
+class _Grouping:
+    """How :func:`grouped` or :func:`group_many` made one finding of several columns'
+    findings, kept so that the findings for some of those columns can be made again."""
+
+    headline: str
+    shown: int
+    items: tuple[ColumnItem, ...] | None = None  # grouped(): each column's item; None: group_many
+    split: str | None = None
+    hint: str | None = None
+    count: str = "sum"
+
+    def build(self, parts: list[Finding]) -> list[Finding]:
+        if self.items is None:
+            return _many(parts, self)
+        by_column = {it.column: it for it in self.items}
+        return _of_items(parts, [by_column[p.columns[0]] for p in parts], self)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedFinding(Finding):
+    """One finding that stands for the per-column findings of one rule and split (made by
+    :func:`grouped` and :func:`group_many`).
+
+    ``parts`` holds each column's finding as the rule reports a column alone, and
+    :meth:`regroup` gives the findings for some of them, grouped as the rule groups them: a
+    step after the rules (per-column ignores) takes a column out of a group with it. Neither is
+    part of ``to_dict()``: the report's JSON is that of a plain :class:`Finding`.
+    """
+
+    parts: tuple[Finding, ...] = field(default=(), compare=False, repr=False)
+    grouping: _Grouping | None = field(default=None, compare=False, repr=False)
+
+    def regroup(self, parts: list[Finding]) -> list[Finding]:
+        """The findings the rule reports for ``parts`` (some of :attr:`parts`, in order)."""
+        if self.grouping is None or not parts:
+            return list(parts)
+        return self.grouping.build(list(parts))
+
+
+def _bound(counts: list[int], examples: set[int]) -> int:
+    """Rows affected across columns, as far as the per-column counts tell: at least the
+    largest column's count and the distinct example rows (the cells of several columns may
+    share rows, so their sum is not a number of rows)."""
+    return max(max(counts, default=0), len(examples))
+
+
 def grouped(
     auditor: Auditor,
     items: list[ColumnItem],
@@ -207,43 +258,60 @@ def grouped(
 
     One column: ``single(item)``, the rule's own message. More: one finding whose message is
     ``"{n} columns {headline}: 'a' (detail), 'b' (detail), ... (+N more)"`` showing the first
-    ``shown`` columns; ``columns`` keeps every column, in order; ``n_affected`` is the sum of
-    the columns' counts (``count="sum"``, e.g. NaN cells) or the number of columns
-    (``count="columns"``); ``metrics`` holds ``columns`` (their number) and, for each metric
-    of the items, its ``min_`` and ``max_`` over the columns; ``examples`` the first five rows
-    of any of them. A hundred constant pixels are one finding, not a hundred.
+    ``shown`` columns; ``columns`` keeps every column, in order; ``metrics`` holds ``columns``
+    (their number) and, for each metric of the items, its ``min_`` and ``max_`` over the
+    columns; ``examples`` the first five rows of any of them. With ``count="sum"`` (the items
+    count rows, e.g. placeholder cells) ``n_affected`` is a lower bound on the rows affected
+    (the largest column's count, or the distinct example rows if more), ``metrics`` adds
+    ``cells`` (the counts' sum) and ``count[NAME]`` per column; with ``count="columns"`` it is
+    the number of columns. A hundred constant pixels are one finding, not a hundred.
     """
     if not items:
         return []
+    spec = _Grouping(headline, shown, items=tuple(items), split=split, hint=hint, count=count)
+    return _of_items([single(it) for it in items], list(items), spec)
+
+
+def _of_items(parts: list[Finding], items: list[ColumnItem], spec: _Grouping) -> list[Finding]:
     if len(items) == 1:
-        return [single(items[0])]
-    listed = ", ".join(f"{it.column!r} ({it.detail})" for it in items[:shown])
-    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
-    if count == "sum":
+        return [parts[0]]
+    first = parts[0]
+    listed = ", ".join(f"{it.column!r} ({it.detail})" for it in items[: spec.shown])
+    more = f" (+{len(items) - spec.shown} more)" if len(items) > spec.shown else ""
+    metrics: dict[str, float] = {"columns": len(items)}
+    examples = {e for it in items for e in it.examples}
+    n_affected: int | None
+    if spec.count == "sum":
         counted = [it.n_affected for it in items if it.n_affected is not None]
-        n_affected = sum(counted) if counted else None
+        n_affected = _bound(counted, examples) if counted else None
+        if counted:
+            metrics["cells"] = sum(counted)
     else:
         n_affected = len(items)
-    metrics: dict[str, float] = {"columns": len(items)}
     for key in dict.fromkeys(k for it in items for k in it.metrics):
         values = [it.metrics[key] for it in items if key in it.metrics]
         metrics[f"min_{key}"] = min(values)
         metrics[f"max_{key}"] = max(values)
-    examples = tuple(sorted({e for it in items for e in it.examples})[:5])
+    if spec.count == "sum":
+        for it in items:
+            if it.n_affected is not None:
+                metrics[f"count[{it.column}]"] = it.n_affected
     return [
-        auditor.finding(
-            f"{len(items):,} columns {headline}: {listed}{more}.",
-            split=split,
+        GroupedFinding(
+            code=first.code,
+            name=first.name,
+            severity=first.severity,
+            message=f"{len(items):,} columns {spec.headline}: {listed}{more}.",
+            split=spec.split,
             columns=tuple(it.column for it in items),
             n_affected=n_affected,
-            examples=examples,
+            examples=tuple(sorted(examples)[:5]),
             metrics=metrics,
-            hint=hint,
+            hint=spec.hint,
+            parts=tuple(parts),
+            grouping=spec,
         )
     ]
-
-
-GROUP_ABOVE = 5  # per-column findings of one rule and split beyond this become one finding
 
 
 def group_many(
@@ -251,10 +319,17 @@ def group_many(
 ) -> list[Finding]:
     """Per-column findings of one rule and split, kept as they are when there are at most
     :data:`GROUP_ABOVE`, else one finding listing the columns (the first ``shown`` with their
-    count and share; ``columns`` keeps every column, ``metrics`` their number and the count per
-    column as ``count[NAME]``). Forty columns with NaN are one card, not forty."""
+    count and share). ``columns`` keeps every column; ``metrics`` their number (``columns``),
+    the count per column (``count[NAME]``) and the affected cells in all (``cells``);
+    ``n_affected`` is a lower bound on the rows affected (the largest column's count, or the
+    distinct example rows if more), since the cells of several columns may share rows. Forty
+    columns with NaN are one card, not forty."""
+    return _many(findings, _Grouping(headline, shown))
+
+
+def _many(findings: list[Finding], spec: _Grouping) -> list[Finding]:
     if len(findings) <= GROUP_ABOVE:
-        return findings
+        return list(findings)
     first = findings[0]
 
     def detail(f: Finding) -> str:
@@ -262,20 +337,26 @@ def group_many(
         share = f", {pct(frac, 1)}" if frac is not None else ""
         return f"{f.columns[0]!r} ({f.n_affected:,}{share})"
 
-    listed = ", ".join(detail(f) for f in findings[:shown])
-    more = f" (+{len(findings) - shown} more)" if len(findings) > shown else ""
-    metrics: dict[str, float] = {"columns": len(findings)}
-    for f in findings:
-        metrics[f"count[{f.columns[0]}]"] = f.n_affected or 0
-    total = sum(f.n_affected or 0 for f in findings)
+    listed = ", ".join(detail(f) for f in findings[: spec.shown])
+    more = f" (+{len(findings) - spec.shown} more)" if len(findings) > spec.shown else ""
+    counts = [f.n_affected or 0 for f in findings]
+    examples = {e for f in findings for e in f.examples}
+    metrics: dict[str, float] = {"columns": len(findings), "cells": sum(counts)}
+    for f, n in zip(findings, counts):
+        metrics[f"count[{f.columns[0]}]"] = n
     return [
-        auditor.finding(
-            f"{len(findings):,} columns {headline} in {first.split}: {listed}{more}.",
+        GroupedFinding(
+            code=first.code,
+            name=first.name,
+            severity=first.severity,
+            message=f"{len(findings):,} columns {spec.headline} in {first.split}: {listed}{more}.",
             split=first.split,
             columns=tuple(c for f in findings for c in f.columns),
-            n_affected=total,
-            examples=tuple(sorted({e for f in findings for e in f.examples})[:5]),
+            n_affected=_bound(counts, examples),
+            examples=tuple(sorted(examples)[:5]),
             metrics=metrics,
             hint=first.hint,
+            parts=tuple(findings),
+            grouping=spec,
         )
     ]

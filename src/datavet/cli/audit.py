@@ -240,9 +240,11 @@ def run(args: argparse.Namespace) -> int:
         for job, report in results
     ]
     text = render_many(items, args.format, **options.text_options(args))
-    for html, report in zip(_html_paths(args, jobs), reports):
-        if report is not None:
-            options.write_html(policy, html, report.to_html())
+    from datavet.output.html import render as html_page
+
+    for html, job, report in zip(_html_paths(args, jobs), jobs, reports):
+        if report is not None:  # a dataset's page names it (title, heading)
+            options.write_html(policy, html, html_page(report, name=job.name))
     options.write_output_formats(policy, args, items)
     options.append_step_summary(policy, args, items)
     options.emit(policy, args, text)

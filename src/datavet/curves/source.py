@@ -190,7 +190,10 @@ class CurveLog:
                     "nan": int(np.isnan(x).sum()),
                     "inf": int(np.isinf(x).sum()),
                     "mean": float(fin.mean()) if len(fin) else None,
-                    "std": float(fin.std()) if len(fin) > 1 else None,
+                    # exactly 0 for a constant series (a mean of 0.1s is not exactly 0.1)
+                    "std": (0.0 if fin.min() == fin.max() else float(fin.std()))
+                    if len(fin) > 1
+                    else None,
                     "min": float(fin.min()) if len(fin) else None,
                     "max": float(fin.max()) if len(fin) else None,
                     "distinct": distinct if distinct <= 1024 else None,

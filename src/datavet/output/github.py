@@ -168,9 +168,11 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
 
 def md(text: Any) -> str:
-    """A Markdown table cell that shows data as text: HTML and Markdown syntax escaped, line
-    breaks flattened, @mentions defused, control characters shown as ``\\xNN``."""
-    s = clean(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    """A Markdown table cell that shows data as text: HTML and Markdown syntax escaped,
+    @mentions defused, and line breaks, tabs and other control characters shown as escapes
+    (``\\n``, ``\\t``, ``\\xNN``), as the text report shows them: a column ``a\\nb`` is not
+    shown as the column ``a b``."""
+    s = clean(str(text))
     s = _MD_SPECIAL.sub(r"\\\1", s)
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "&#64;")
 

@@ -17,10 +17,14 @@ import markupsafe
 
 from datavet.output import html_curves, html_drift, html_probes, html_tensors, svg
 from datavet.output.numbers import num
-from datavet.output.text import BIDI, escape_char
+from datavet.output.text import BIDI, SEPARATORS, clean, escape_char
 
 SEVERITIES = ("error", "warning", "info")
 MAX_EXAMPLES_SHOWN = 5
+FIX_FIRST = 3  # rules in the "fix first" box; the others are named under it
+LIST_COLUMNS = 5  # column names listed inline (fix first, finding headers); all in a <details>
+NAME_LIMIT = 200  # characters of one name (a column, a class) where names are listed
+TEXT_LIMIT = 4_000  # characters of any data text on the page, as annotation messages are capped
 COLLAPSE_AFTER = 30  # column tables longer than this show flagged columns and fold the rest
 CHART_CLASSES = 4
 BAR_CLASSES = 12
@@ -45,12 +49,58 @@ def _in_section(code: str, section: str) -> bool:
     return rule is not None and section in rule.sections
 
 
-def _examples(f: dict) -> str:
+def cap(value, limit: int = TEXT_LIMIT) -> str:
+    """``value`` as text cut to ``limit`` characters, saying how many were left out (the JSON
+    block of the page has them all)."""
+    s = str(value)
+    if len(s) <= limit:
+        return s
+    return f"{s[:limit]}… ({len(s) - limit:,} more characters)"
+
+
+def name_text(value, limit: int = NAME_LIMIT) -> str:
+    """A name (a column, a class, a type) as the page lists it: capped, and every control
+    character, line break and tab shown as an escape (``\\n``), as the text report shows it."""
+    return clean(cap(value, limit))
+
+
+def _column_list(columns: list) -> dict:
+    """A finding's columns for headers and lists: the first few inline, the rest counted (and
+    every one of them for a fold-out list when there are more)."""
+    more = max(len(columns) - LIST_COLUMNS, 0)
+    return {
+        "columns_shown": [name_text(c) for c in columns[:LIST_COLUMNS]],
+        "columns_more": more,
+        "columns_all": [name_text(c) for c in columns] if more else [],
+    }
+
+
+def _short_type(dtype: str) -> str:
+    """The column type as a reader names it: ``category`` for an Arrow dictionary,
+    ``string`` for (large) strings, else the Arrow type (capped)."""
+    if dtype.startswith("dictionary<"):
+        return "category"
+    if dtype in ("string", "large_string", "utf8", "large_utf8", "string_view"):
+        return "string"
+    return cap(dtype, 40)
+
+
+def at_least(f: dict) -> bool:
+    """Whether ``n_affected`` is a lower bound on the rows: a finding that groups several
+    columns' counts (``metrics.cells``), whose cells may share rows."""
+    return len(f.get("columns") or ()) > 1 and "cells" in (f.get("metrics") or {})
+
+
+def _examples(f: dict, rows: int | None = None) -> str:
+    """The example rows, and how many more there are (``rows``: the split's rows)."""
     ex = f["examples"][:MAX_EXAMPLES_SHOWN]
     if not ex:
         return ""
-    more = (f["n_affected"] or len(ex)) - len(ex)
+    n = f["n_affected"] or len(ex)
     text = ", ".join(f"{i:,}" for i in ex)
+    if at_least(f) and (rows is None or n < rows):  # never "+N more" from a count of cells
+        return f"{text} (at least {n:,} in all)" if n > len(ex) else text
+    more = n - len(ex)
     return f"{text} (+{more:,} more)" if more > 0 else text
 
 
@@ -86,7 +136,7 @@ def _verdict(d: dict) -> dict:
     }
 
 
-def _findings(d: dict) -> tuple[list[dict], list[dict]]:
+def _findings(d: dict) -> tuple[list[dict], list[dict], list[dict]]:
     groups = []
     for sev in SEVERITIES:
         items = []
@@ -100,7 +150,8 @@ def _findings(d: dict) -> tuple[list[dict], list[dict]]:
                 "message": f["message"],
                 "split": f["split"] or ("" if d.get("curves") else "both"),
                 "columns": f["columns"],
-                "examples": _examples(f),
+                **_column_list(f["columns"]),
+                "examples": _examples(f, (d["datasets"].get(f["split"]) or {}).get("rows")),
                 "hint": f["hint"],
             }
             items.append(item)
@@ -120,8 +171,7 @@ def _findings(d: dict) -> tuple[list[dict], list[dict]]:
         if item["hint"] and item["code"] not in seen:
             seen.add(item["code"])
             first.append(item)
-    first = first[:3]
-    return groups, first
+    return groups, first[:FIX_FIRST], first[FIX_FIRST:]
 
 
 def _flags(d: dict) -> dict[tuple[str, str], dict[str, str]]:
@@ -153,7 +203,9 @@ def _column_tables(d: dict) -> list[dict]:
             rows.append(
                 {
                     "name": c["name"],
-                    "dtype": c["dtype"],
+                    "shown": name_text(c["name"]),
+                    "dtype": _short_type(str(c["dtype"])),
+                    "dtype_full": cap(c["dtype"], NAME_LIMIT),
                     "count": num(c["count"]),
                     "nan": num(c["nan"]),
                     "inf": num(c["inf"]),
@@ -174,8 +226,8 @@ def _column_tables(d: dict) -> list[dict]:
             del r["_key"]
         flagged = sum(r["flagged"] for r in rows)
         if len(rows) > COLLAPSE_AFTER:
-            shown = max(flagged, min(20, len(rows)))
-            head, tail = rows[:shown], rows[shown:]
+            n_head = max(flagged, min(20, len(rows)))
+            head, tail = rows[:n_head], rows[n_head:]
         else:
             head, tail = rows, []
         tables.append(
@@ -253,7 +305,11 @@ def _class_chart(d: dict) -> dict | None:
         total = sum(counts.values()) or 1
         groups.append((split, [counts.get(repr(v), 0) / total for v in values]))
     more = len(train_classes) - BAR_CLASSES
+    # shortened from the whole value (two long labels may differ only at their end), then
+    # escaped; the tooltip holds the value, capped
     chart = svg.bar_rows([str(v) for v in values], groups)
+    for row in chart["rows"]:
+        row["label"], row["title"] = clean(row["label"]), name_text(row["title"])
     chart["more"] = f"{more} more classes not shown" if more > 0 else None
     return chart
 
@@ -348,9 +404,10 @@ def _leakage(d: dict) -> dict | None:
     return {"times": times, "findings": found}
 
 
-def view_model(data: dict) -> dict:
-    """Every decision the page needs, as plain data."""
-    groups, first = _findings(data)
+def view_model(data: dict, *, name: str | None = None) -> dict:
+    """Every decision the page needs, as plain data (``name``: the dataset's name in the
+    configuration, when the audit has one: in the title and the heading)."""
+    groups, first, later = _findings(data)
     outcomes = data["outcomes"]
     # what the page is about: an audit of data, a training log, or a model (probes only)
     if data.get("curves"):
@@ -360,12 +417,13 @@ def view_model(data: dict) -> dict:
     else:
         kind = "audit"
         unit = "Samples" if any(ds.get("tensor") for ds in data["datasets"].values()) else "Rows"
+    sources = " / ".join(name_text(ds["source"], 500) for ds in data["datasets"].values())
+    label = f" {name_text(name)}" if name else ""
     return {
         "kind": kind,
-        "heading": f"datavet {kind}",
+        "heading": f"datavet {kind}" + (f": dataset{label}" if name else ""),
         "examples_label": unit,
-        "title": "datavet audit: "
-        + " / ".join(str(ds["source"]) for ds in data["datasets"].values()),
+        "title": f"datavet audit{label}: {sources}",
         "version": data["version"],
         "duration": f"{data['duration_s']:.2f} s" if data.get("duration_s") is not None else None,
         "verdict": _verdict(data),
@@ -383,7 +441,12 @@ def view_model(data: dict) -> dict:
         "task": data["task"],
         "task_reason": data["task_reason"],
         "notes": data["notes"],
+        # a preflight run: each stage's verdict, in order (data, baselines, the model's)
+        "stages": (data.get("preflight") or {}).get("stages") or [],
         "fix_first": first,
+        "fix_first_more": [
+            {"code": f["code"], "name": f["name"], "anchor": f["anchor"]} for f in later
+        ],
         "groups": groups,
         "n_findings": sum(len(g["findings"]) for g in groups),
         "tables": _column_tables(data),
@@ -399,7 +462,12 @@ def view_model(data: dict) -> dict:
                 "name": i["finding"]["name"],
                 "severity": i["finding"]["severity"],
                 "split": i["finding"]["split"],
-                "columns": ", ".join(i["finding"]["columns"]),
+                "columns": ", ".join(name_text(c) for c in i["finding"]["columns"][:LIST_COLUMNS])
+                + (
+                    f" (+{len(i['finding']['columns']) - LIST_COLUMNS:,} more)"
+                    if len(i["finding"]["columns"]) > LIST_COLUMNS
+                    else ""
+                ),
                 "message": i["finding"]["message"],
                 "reason": i["reason"],
             }
@@ -418,7 +486,9 @@ def view_model(data: dict) -> dict:
                     "code": o["code"],
                     "name": o["name"],
                     "reason": o["reason"],
-                    "traceback": o["traceback"],
+                    # escaped here, so the page keeps its line breaks (in data text they are
+                    # shown as \n): a traceback is datavet's own text, several lines long
+                    "traceback": markupsafe.escape(o["traceback"] or ""),
                 }
                 for o in outcomes
                 if o["status"] == "crashed"
@@ -442,21 +512,31 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-# C0 controls but tab, LF and CR; DEL; C1; bidirectional controls. NUL is replaced by browsers,
-# ESC/BEL are invalid in HTML and an override reverses the page's own text around it: from the
-# data, each is shown as a visible escape (as the text report shows it).
-_CONTROL = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI}]")
+# In markup (what the templates build, a traceback): C0 controls but tab, LF and CR; DEL; C1;
+# bidirectional controls; the line separators. NUL is replaced by browsers, ESC/BEL are invalid
+# in HTML and an override reverses the page's own text around it: each is shown as a visible
+# escape (as the text report shows it). Plain text, which is data, also has its tabs and line
+# breaks shown as \t, \n: a browser shows them as spaces, and the column a\nb would read as
+# the column "a b".
+_CONTROL = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI}{SEPARATORS}]")
 
 
 def _visible(value):
-    """Every value a template prints: control characters become ``\\xNN`` / ``\\uNNNN`` text."""
-    if isinstance(value, str) and _CONTROL.search(value):
-        fixed = _CONTROL.sub(escape_char, str(value))
-        return markupsafe.Markup(fixed) if isinstance(value, markupsafe.Markup) else fixed
+    """Every value a template prints: plain text (data) capped at :data:`TEXT_LIMIT`
+    characters with every control character, line break and tab an escape (``\\xNN``,
+    ``\\n``); markup keeps its line breaks and tabs."""
+    if isinstance(value, markupsafe.Markup):
+        if _CONTROL.search(value):
+            return markupsafe.Markup(_CONTROL.sub(escape_char, str(value)))
+        return value
+    if isinstance(value, str):
+        return clean(cap(value))
     return value
 
 
-def render(report, **_options) -> str:
+def render(report, *, name: str | None = None, **_options) -> str:
+    """The page for one report; ``name`` is the dataset's name in the configuration (shown in
+    the title and the heading, so the pages of several datasets tell which is which)."""
     data = report.to_dict()
     page = _environment().get_template("report.html.j2")
-    return page.render(vm=view_model(data), data=data)
+    return page.render(vm=view_model(data, name=name), data=data)

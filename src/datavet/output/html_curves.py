@@ -92,19 +92,64 @@ def _chart(c: dict, key: str, names: tuple[str, ...], y_label: str, marks: list,
         for m in marks
         if m["series"] in names
     ]
-    chart["nonfinite"] = [
-        {
-            "x": px(n["step"]),
-            "series": _LABELS[n["series"]],
-            "value": n["value"],
-            "step": _step(n["step"]),
-        }
-        for n in c["nonfinite"]
-        if n["series"] in names
-    ]
+    chart["nonfinite"] = _nonfinite(c, present, px)
     chart["key"] = key
     chart["log"] = log
     return chart
+
+
+LABEL_GAP_PX = 30  # non-finite labels closer than this on a chart are one label
+
+
+def _nonfinite(c: dict, names: list[str], px) -> list[dict]:
+    """One label per run of non-finite values of a series (listed steps with no finite value
+    of it between them), placed at the run's first step; its tooltip says where the series is
+    finite again. Labels that would overlap are one label, whose tooltip lists each run."""
+    unit = c["step_from"]
+    runs = []
+    for name in names:
+        finite = [
+            s for s, v in zip(c["series"]["step"], c["series"].get(name) or []) if v is not None
+        ]
+        bad = sorted((n for n in c["nonfinite"] if n["series"] == name), key=lambda n: n["step"])
+        for n in bad:
+            last = runs[-1] if runs and runs[-1]["series"] == name else None
+            if last is not None and not any(last["last"] < s < n["step"] for s in finite):
+                last["last"] = n["step"]
+                last["values"].setdefault(n["value"], None)
+                continue
+            runs.append(
+                {
+                    "series": name,
+                    "first": n["step"],
+                    "last": n["step"],
+                    "values": {n["value"]: None},
+                    "finite": finite,
+                }
+            )
+    labels: list[dict] = []
+    for run in sorted(runs, key=lambda r: r["first"]):
+        again = next((s for s in run["finite"] if s > run["last"]), None)
+        first = f"{unit} {_step(run['first'])}"
+        if again is None:
+            where = f"from {first} to the end of the log"
+        elif run["first"] == run["last"]:
+            where = f"at {first}"
+        else:
+            where = f"from {first}; finite again at {unit} {_step(again)}"
+        text = f"{_LABELS[run['series']]} is {'/'.join(run['values'])} {where}"
+        x = px(run["first"])
+        if labels and x - labels[-1]["x"] < LABEL_GAP_PX:
+            near = labels[-1]
+            near["title"] += f"; {text}"
+            near["values"].update(run["values"])
+            continue
+        labels.append(
+            {"x": x, "step": _step(run["first"]), "values": dict(run["values"]), "title": text}
+        )
+    for label in labels:
+        label["value"] = "/".join(label.pop("values"))
+    return labels
 
 
 def view(data: dict) -> dict | None:

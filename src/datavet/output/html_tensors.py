@@ -13,6 +13,7 @@ import struct
 import zlib
 
 import numpy as np
+from markupsafe import Markup
 
 MAX_CHANNEL_ROWS = 64  # longer channel tables ((N, D) inputs) are left to the column table
 DISPLAY_PX = 72  # thumbnails are shown about this large (pixelated, not smoothed)
@@ -39,7 +40,9 @@ def png(pixels: np.ndarray) -> bytes:
 
 
 def data_uri(pixels: np.ndarray) -> str:
-    return "data:image/png;base64," + base64.b64encode(png(pixels)).decode("ascii")
+    """A ``data:`` URI of the PNG: base64 text, marked safe to print as it is (the page caps the
+    length of text it prints, which must not cut an image)."""
+    return Markup("data:image/png;base64," + base64.b64encode(png(pixels)).decode("ascii"))
 
 
 def _decode(t: dict) -> np.ndarray:

@@ -5,8 +5,10 @@ rule and column evaluated, so a clean audit shows as "N passed": a finding at or
 a ``<failure>``, a rule that could not apply is ``<skipped>`` with its reason, a rule that crashed
 is an ``<error>`` with its traceback, a finding below fail-on is a passing testcase with the
 finding in ``<system-out>``, and a finding removed by a per-column ignore is ``<skipped>`` with
-the ignore's reason. Text that XML 1.0 cannot carry (most control characters) is written as
-``#xNN``, as pytest does (and C1 controls too): column names are data and may contain anything.
+the ignore's reason. A finding that groups several columns belongs to the testcase of each of
+them: grouping never changes the number of testcases nor passes a column it names. Text that
+XML 1.0 cannot carry (most control characters) is written as ``#xNN``, as pytest does (and C1
+controls too): column names are data and may contain anything.
 """
 
 from __future__ import annotations
@@ -130,10 +132,13 @@ def _columns(data: dict, split: str, kinds: tuple[str, ...] | None) -> list[str]
     return [c["name"] for c in d.get("columns", []) if kinds is None or c.get("kind") in kinds]
 
 
-def _key(code: str, f: dict) -> tuple[str | None, str | None]:
+def _keys(code: str, f: dict) -> list[tuple[str | None, str | None]]:
+    """The testcases a finding belongs to: for a rule evaluated per column, the case of each
+    column it names (a finding that groups six columns with NaN fails all six), else the
+    rule's one case."""
     if _per_column(code) is not None and f.get("split") and f.get("columns"):
-        return f["split"], ", ".join(f["columns"])
-    return None, None
+        return [(f["split"], column) for column in dict.fromkeys(f["columns"])]
+    return [(None, None)]
 
 
 def _cases(name: str | None, data: dict):
@@ -178,9 +183,11 @@ def _cases(name: str | None, data: dict):
         else:
             groups[(None, None)] = ([], [])
         for f in findings.get(code, []):
-            groups.setdefault(_key(code, f), ([], []))[0].append(f)
+            for key in _keys(code, f):
+                groups.setdefault(key, ([], []))[0].append(f)
         for item in ignored.get(code, []):
-            groups.setdefault(_key(code, item["finding"]), ([], []))[1].append(item)
+            for key in _keys(code, item["finding"]):
+                groups.setdefault(key, ([], []))[1].append(item)
         for (split, column), (found, skipped) in groups.items():
             if column is None:
                 case = _case(prefix, title)

@@ -1,9 +1,13 @@
 """Geometry for the report's inline SVG charts. Numbers only: the templates lay them out and
-autoescape every label, so nothing here produces markup."""
+autoescape every label, so nothing here produces markup. (A line's ``points``, numbers and
+spaces only, is marked safe to print as it is: the page caps the length of text it prints,
+which must not cut a chart's coordinates.)"""
 
 from __future__ import annotations
 
 import math
+
+from markupsafe import Markup
 
 PALETTE = ("#2f6db5", "#d9822b", "#3c9d5d", "#c23b3b", "#7a58b5", "#8c6d31", "#3aa6b9", "#b5477a")
 
@@ -64,7 +68,8 @@ def line_chart(
     lines = []
     for i, (name, ys) in enumerate(series):
         pts = [f"{px(a)},{py(b)}" for a, b in zip(x, ys) if b is not None and math.isfinite(b)]
-        lines.append({"name": name, "colour": PALETTE[i % len(PALETTE)], "points": " ".join(pts)})
+        points = Markup(" ".join(pts))  # numbers only (see the module's docstring)
+        lines.append({"name": name, "colour": PALETTE[i % len(PALETTE)], "points": points})
     out = {
         "width": width,
         "height": height,
@@ -83,9 +88,50 @@ def line_chart(
     return out
 
 
+LABEL_CHARS = 30  # longer bar labels are shortened in the middle (the full one is a tooltip)
+CHAR_PX = 6.2  # about the width of a character of the charts' 11px font
+
+
+def _middle(label: str, n: int) -> str:
+    """``label`` shortened to ``n`` characters by an ellipsis in the middle, keeping its start
+    and its end (where labels that share a prefix differ: "... review 1", "... review 2")."""
+    if len(label) <= n:
+        return label
+    head = (n - 1) // 2
+    return label[:head] + "…" + label[len(label) - (n - 1 - head) :]
+
+
+def short_labels(labels: list[str], n: int = LABEL_CHARS) -> list[str]:
+    """Every label in at most ``n`` characters (about), no two alike: shortened in the middle;
+    labels that still read the same show the part around where they differ, and as a last
+    resort their number in the list."""
+    out = [_middle(label, n) for label in labels]
+    for short in {s for s in out if out.count(s) > 1}:
+        same = [i for i, s in enumerate(out) if s == short]
+        full = [labels[i] for i in same]
+        common = 0  # the length of the prefix they share
+        while all(len(f) > common for f in full) and len({f[common] for f in full}) == 1:
+            common += 1
+        start = max(common - 4, 0)
+        for i in same:
+            part = labels[i][start : start + n - 2]
+            lead = "…" if start else ""
+            tail = "…" if start + n - 2 < len(labels[i]) else ""
+            out[i] = lead + part + tail
+    for short in {s for s in out if out.count(s) > 1}:
+        for k, i in enumerate([i for i, s in enumerate(out) if s == short], 1):
+            out[i] = f"{_middle(labels[i], n - 5)} ({k})"
+    return out
+
+
 def bar_rows(labels: list[str], groups: list[tuple[str, list[float]]], *, width: int = 640) -> dict:
-    """Horizontal grouped bars for shares in [0, 1]: one row per label, one bar per group."""
-    left, right, bar, gap, top = 140, 60, 12, 10, 8
+    """Horizontal grouped bars for shares in [0, 1]: one row per label, one bar per group.
+    Each row's ``label`` is shortened to fit the label column (:func:`short_labels`) and
+    ``title`` is the label given; the label column is as wide as the longest label needs."""
+    shorts = short_labels(labels)
+    widest = max((len(x) for x in shorts), default=0)
+    left = round(min(max(widest * CHAR_PX + 14, 60), LABEL_CHARS * CHAR_PX + 14))
+    right, bar, gap, top = 60, 12, 10, 8
     pw = width - left - right
     rows = []
     y = top
@@ -105,7 +151,9 @@ def bar_rows(labels: list[str], groups: list[tuple[str, list[float]]], *, width:
                     "text_x": round(left + max(v, 0.0) * pw + 4, 1),
                 }
             )
-        rows.append({"label": label, "y": y + len(groups) * bar / 2 + 4, "bars": bars})
+        rows.append(
+            {"label": shorts[i], "title": label, "y": y + len(groups) * bar / 2 + 4, "bars": bars}
+        )
         y += len(groups) * bar + gap
     return {
         "width": width,

@@ -7,7 +7,10 @@ import re
 # Bidirectional controls (marks, embeddings, overrides, isolates): invisible, and they reorder
 # the text around them, so a column name could make datavet's own words read backwards.
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}]")
+# The Unicode line and paragraph separators (NEL, U+0085, is a C1 control): a line break to
+# editors, browsers' text and some terminals, so a value could start a line of its own.
+SEPARATORS = "\u2028\u2029"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{SEPARATORS}]")
 _COLOURS = {"error": "31", "warning": "33", "info": "36"}
 
 
@@ -21,10 +24,11 @@ def escape_char(m: re.Match) -> str:
 
 
 def clean(text: str) -> str:
-    """Data printed to a terminal or a log cannot carry escape sequences, control characters or
-    line breaks, tabs or bidirectional controls: each comes out as a visible escape (``\\x1b``,
-    ``\\n``, ``\\u202e``), so a value can neither restyle the terminal, start a line of its own (a
-    CI workflow command, a forged finding) nor reverse the text around it."""
+    """Data printed to a terminal or a log cannot carry escape sequences, control characters,
+    line breaks (U+2028 and U+2029 too), tabs or bidirectional controls: each comes out as a
+    visible escape (``\\x1b``, ``\\n``, ``\\u2028``, ``\\u202e``), so a value can neither
+    restyle the terminal, start a line of its own (a CI workflow command, a forged finding) nor
+    reverse the text around it."""
     return _CONTROL.sub(escape_char, text)
 
 

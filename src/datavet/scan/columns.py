@@ -198,6 +198,9 @@ class ColumnStats:
 
     @property
     def std(self) -> float:
+        # one finite value (min == max): exactly 0, not the rounding of a mean such as 0.1
+        if self.finite.n and self.min == self.max:
+            return 0.0
         return self.finite.std
 
     @property
