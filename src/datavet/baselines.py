@@ -575,6 +575,15 @@ def run_baselines(
             cv=cv,
             fit_cap=fit_cap,
         )
+    if task == "classification" and out.reference_loss is not None:
+        unseen = int(np.count_nonzero(~np.isfinite(out.reference_loss)))
+        if unseen:  # test labels train never has: no model fitted on train can score them
+            out.notes.append(
+                f"log loss over the {out.eval_rows - unseen:,} of {out.eval_rows:,} "
+                f"{out.evaluated_on} rows whose class train has: {unseen:,} carry a class train "
+                "never has (L003), which no model trained on train can predict (accuracies "
+                "count them as wrong)"
+            )
     if x_ev is not None:
         fit_args = (x_tr, y_tr, [at[c] for c in numeric if c in at], [at[c] for c in text])
 

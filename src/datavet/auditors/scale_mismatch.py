@@ -76,7 +76,8 @@ class ScaleMismatch(Auditor):
             f"{n!r} ({fmt(scales[n])}, {_times(scales[n] / median)} the median)" for n in outliers
         )
         yield self.finding(
-            f"Feature scales in train differ {fmt(ratio)}x (from {lo_name!r} at "
+            f"Feature scales in train differ {_factor(scales[hi_name], scales[lo_name])}x (from "
+            f"{lo_name!r} at "
             f"{fmt(scales[lo_name])} to {hi_name!r} at {fmt(scales[hi_name])}); median scale "
             f"{fmt(median)}. Out of line: {described}.",
             split="train",
@@ -90,6 +91,14 @@ class ScaleMismatch(Auditor):
             hint="standardise features with train mean and std (or log-transform wide "
             "positive quantities)",
         )
+
+
+def _factor(hi: float, lo: float) -> str:
+    """``hi / lo``, also past float64's range (scales near 1e300 and 1e-300)."""
+    ratio = hi / lo
+    if math.isfinite(ratio):
+        return fmt(ratio)
+    return f"about 1e{math.log10(hi) - math.log10(lo):.0f}"
 
 
 def _times(r: float) -> str:

@@ -20,6 +20,10 @@ import numpy as np
 # Sums of squares above this are rescaled (float64 overflows at 1.8e308; the margin leaves room
 # for the merges' sums)
 _M2_MAX = 1e300
+# Values all below this in magnitude have squares that lose precision (subnormal below 2e-308)
+# or underflow to 0: their sum of squares is taken in units of a power of two too
+_M2_MIN = 1e-280
+_TINY = 1e-140
 
 
 def _pow2_within(x: float) -> float:
@@ -49,10 +53,14 @@ class Moments:
                 mean = float((values / scale).mean()) * scale
             # Two-pass: the centred sum of squares is exact enough even for a large offset.
             m2 = float(np.square(values - mean).sum())
-            if m2 < _M2_MAX:
+            if _M2_MIN <= m2 < _M2_MAX:
                 return cls(n, mean, m2)
-            # huge values (std near 1e150 or more): the same sum in units of a power of two
-            scale = _pow2_within(float(np.max(np.abs(values))))
+            top = float(np.max(np.abs(values)))
+            if m2 < _M2_MIN and not (0.0 < top < _TINY):
+                return cls(n, mean, m2)  # a spread of 0 (or near it) among ordinary values
+            # huge values (std near 1e150 or more), or tiny ones whose squares underflow (near
+            # 1e-160 or less): the same sum in units of a power of two
+            scale = _pow2_within(top)
             m2 = float(np.square(values / scale - mean / scale).sum())
         return cls(n, mean, m2, scale)
 
