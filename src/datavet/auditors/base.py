@@ -360,3 +360,14 @@ def _many(findings: list[Finding], spec: _Grouping) -> list[Finding]:
             grouping=spec,
         )
     ]
+
+
+def as_stored(value, dtype: str | None):
+    """A float from a float16 or float32 column as that precision writes it (0.1, not
+    0.0999755859375): the value the user stored and sees in pandas. Anything else unchanged."""
+    if isinstance(value, float) and dtype in ("halffloat", "float"):
+        import numpy as np
+
+        kind = np.float16 if dtype == "halffloat" else np.float32
+        return float(str(kind(value)))
+    return value

@@ -5,7 +5,7 @@ import decimal
 import math
 from typing import TYPE_CHECKING
 
-from datavet.auditors.base import AuditContext, Auditor, ColumnItem, Skip, grouped
+from datavet.auditors.base import AuditContext, Auditor, ColumnItem, Skip, as_stored, grouped
 from datavet.findings import Severity
 from datavet.scan.vectors import constant_parts
 
@@ -79,6 +79,7 @@ class ConstantFeature(Auditor):
             if col.present == 0 or col.n_distinct != 1:
                 continue
             ((value, _),) = col.values.most_common(1)
+            value = as_stored(value, col.dtype)
             missing = f" ({col.missing:,} missing)" if col.missing else ""
             messages[col.name] = (
                 f"Column {col.name!r} is constant in train: all {col.present:,} non-missing "

@@ -1,6 +1,14 @@
 from __future__ import annotations
 
-from datavet.auditors.base import AuditContext, Auditor, ColumnItem, Skip, grouped, pct
+from datavet.auditors.base import (
+    AuditContext,
+    Auditor,
+    ColumnItem,
+    Skip,
+    as_stored,
+    grouped,
+    pct,
+)
 from datavet.findings import Severity
 
 
@@ -52,6 +60,7 @@ class NearConstantFeature(Auditor):
             if not top:
                 continue
             value, count = top[0]
+            value = as_stored(value, col.dtype)
             share = count / col.present
             if share < self.options["min_fraction"]:
                 continue
