@@ -4,6 +4,7 @@ configuration gives; each rule's outcome counts only what is left."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -59,6 +60,9 @@ def apply_column_ignores(report: Report, ignores: Sequence[ColumnIgnore]) -> Rep
     """
     if not ignores:
         return report
+    unmatched = _unmatched_notes(report, ignores)
+    if unmatched:
+        report = replace(report, notes=[*report.notes, *unmatched])
     codes = [(ig, ig.codes) for ig in ignores]
     kept: list[Finding] = []
     ignored = list(getattr(report, "ignored", []))
@@ -88,6 +92,32 @@ def apply_column_ignores(report: Report, ignores: Sequence[ColumnIgnore]) -> Rep
         per_rule[f.code] = per_rule.get(f.code, 0) + 1
     outcomes = [_recount(o, per_rule.get(o.code, 0)) for o in report.outcomes]
     return replace(report, findings=kept, outcomes=outcomes, ignored=ignored)
+
+
+def _unmatched_notes(report: Report, ignores: Sequence[ColumnIgnore]) -> list[str]:
+    """A note for each ignore whose column matches no column of the data (a typo, or a column
+    renamed since): it never takes effect, and the user should know, as ruff reports an unused
+    ``noqa``."""
+    names: set[str] = set()
+    for data in (report.datasets or {}).values():
+        names.update(c.get("name") for c in data.get("columns") or () if c.get("name"))
+        label = data.get("label") or {}
+        if label.get("name"):
+            names.add(label["name"])
+    if not names:  # nothing known about the columns (a report without datasets)
+        return []
+    notes = []
+    for ig in ignores:
+        if any(ig.matches_column(n) for n in names):
+            continue
+        close = difflib.get_close_matches(ig.column, sorted(names), n=1)
+        folded = [n for n in names if n.casefold() == ig.column.casefold()]
+        hint = f" (did you mean {(folded or close)[0]!r}?)" if folded or close else ""
+        notes.append(
+            f"per-column-ignores: {ig.column!r} matches no column of the data{hint}; names are "
+            "compared exactly, case included, so it ignores nothing"
+        )
+    return notes
 
 
 def _ignore_reasons(
