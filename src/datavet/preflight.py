@@ -176,11 +176,11 @@ def preflight(
     started = time.perf_counter()
     fail_level = Severity.parse(fail_on)
     sev = {"B001": "error", **{k.upper(): v for k, v in (severity or {}).items()}}
-    audit_sev = {k: v for k, v in sev.items() if not k.startswith("M")}
-    probe_sev = {k: v for k, v in sev.items() if k.startswith("M")}
+    audit_sev = {k: v for k, v in sev.items() if not _is_probe(k)}
+    probe_sev = {k: v for k, v in sev.items() if _is_probe(k)}
     tuned = dict(thresholds or {})
-    audit_tuned = {k: v for k, v in tuned.items() if not k.upper().startswith("M")}
-    probe_tuned = {k: v for k, v in tuned.items() if k.upper().startswith("M")}
+    audit_tuned = {k: v for k, v in tuned.items() if not _is_probe(k)}
+    probe_tuned = {k: v for k, v in tuned.items() if _is_probe(k)}
 
     data = audit(
         train,
@@ -333,3 +333,11 @@ def preflight(
 
 
 __all__ = ["PreflightReport", "batch_from_table", "preflight"]
+
+
+def _is_probe(key: str) -> bool:
+    """Whether ``key`` (a code or a name) is a model-probe rule's: its settings go to the
+    probes, every other rule's to the data audit."""
+    from datavet.rules import PROBES, find
+
+    return find(key) in PROBES

@@ -10,12 +10,14 @@
 from __future__ import annotations
 
 try:
-    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 except ImportError as exc:
     raise ImportError(
         "datavet.sklearn is a scikit-learn Pipeline step and needs scikit-learn: "
         "pip install 'datavet[sklearn]'"
     ) from exc
+
+import numpy as np
 
 from datavet.api import audit
 from datavet.errors import AuditFailed
@@ -23,9 +25,12 @@ from datavet.errors import AuditFailed
 __all__ = ["AuditFailed", "AuditStep"]
 
 
-class AuditStep(TransformerMixin, BaseEstimator):
+class AuditStep(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Audit what ``fit`` receives; raise :class:`datavet.AuditFailed` when findings reach
-    ``fail_on``. ``transform`` passes its input through unchanged.
+    ``fail_on``. ``transform`` passes its input through unchanged, and the step is transparent
+    to the rest of the pipeline: ``get_feature_names_out`` gives its input's names and
+    ``set_output(transform="pandas")`` works as for any transformer. A scipy sparse matrix is
+    refused (``datavet.UsageError``): pass ``X.toarray()``.
 
     Parameters
     ----------
@@ -43,6 +48,10 @@ class AuditStep(TransformerMixin, BaseEstimator):
     ----------
     report_ : datavet.Report
         The report of the last ``fit``.
+    n_features_in_ : int
+        The number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Their names, when ``X`` has string column names (a DataFrame).
 
     Examples
     --------
@@ -85,8 +94,14 @@ class AuditStep(TransformerMixin, BaseEstimator):
             baselines=self.baselines,
         )
         self.report_.raise_for_findings(self.fail_on)
-        if hasattr(X, "shape") and len(getattr(X, "shape", ())) == 2:
-            self.n_features_in_ = X.shape[1]
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2:
+            self.n_features_in_ = int(shape[1])
+        names = getattr(X, "columns", None)
+        if names is not None and len(names) and all(isinstance(c, str) for c in names):
+            self.feature_names_in_ = np.asarray(list(names), dtype=object)
+        elif hasattr(self, "feature_names_in_"):  # refitted on data without names
+            del self.feature_names_in_
         return self
 
     def transform(self, X):

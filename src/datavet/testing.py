@@ -33,7 +33,8 @@ def assert_clean(
         What :func:`datavet.audit` takes; a :class:`Report` is checked as it is.
     dataset : str, optional
         Audit this dataset named in the project's ``[tool.datavet.datasets]`` instead (implies
-        ``config=True``).
+        ``config=True``): what ``datavet audit --dataset NAME`` audits, with the dataset's
+        target (else the project's), task, group, time, inputs and delimiter.
     config : bool or path
         Use the project's datavet settings (``True``: found from the working directory, as the
         command line does; a path: that file). Keyword options given here win over it.
@@ -72,17 +73,17 @@ def assert_clean(
         if config is not False or dataset is not None:
             settings = cfg.load(None if config in (True, False) else config)
             kwargs.update(settings.audit_options())
+            named = None
             if dataset is not None:
-                if data is not None:
+                if data is not None or test is not None:
                     raise UsageError("assert_clean: give data or dataset=, not both")
-                if dataset not in settings.datasets:
-                    known = ", ".join(settings.datasets) or "none"
-                    raise cfg.ConfigError(f"unknown dataset {dataset!r}; the config names: {known}")
-                named = settings.datasets[dataset]
+                named = settings.dataset(dataset)
                 data, test = named.train, named.test
-                kwargs.update(target=named.target, task=named.task or settings.task)
-            elif settings.target is not None:
-                kwargs["target"] = settings.target
+            # what `datavet audit --dataset NAME` audits: the dataset's target (else the
+            # project's), task, group, time, inputs and delimiter
+            kwargs.update(
+                {k: v for k, v in settings.dataset_options(named).items() if v is not None}
+            )
         if data is None:
             raise UsageError("assert_clean: nothing to audit (pass data or dataset=)")
         kwargs.update(options)

@@ -136,8 +136,9 @@ def add_check_parser(sub, audit: argparse.ArgumentParser) -> argparse.ArgumentPa
     c = sub.add_parser(
         "check",
         help="audit each data FILE (the pre-commit hook)",
-        description="Audit each FILE; a file that a config dataset names is audited as that "
-        "dataset (with its other split). Exit 0/1/2, the worst of all.",
+        description="Audit each FILE; a file that is part of config datasets (a split, a file "
+        "in a split's directory, or one its glob matches) is audited as each of those whole "
+        "datasets (with its other split). Exit 0/1/2, the worst of all.",
     )
     c.add_argument("files", metavar="FILE", nargs="+", help="data files")
     share(audit, c, exclude={"help", "train", "test", "dataset"})

@@ -85,7 +85,7 @@ def plan(settings: Settings, args) -> list[Job]:
         if wanted:
             raise UsageError("give either TRAIN or --dataset, not both")
         test = getattr(args, "test", None)
-        named = _dataset_for(settings, train, test)
+        named = dataset_for(settings, train, test)
         return [_job(settings, named, train, test, target, task)]
     if getattr(args, "test", None) is not None:
         raise UsageError("--test needs TRAIN")
@@ -107,9 +107,10 @@ def plan(settings: Settings, args) -> list[Job]:
 
 
 def plan_files(settings: Settings, files: Sequence[str], args, note=None) -> list[Job]:
-    """The audits for ``datavet check FILE...`` (the pre-commit hook): a file that a config
-    dataset names is audited as that whole dataset (so train/test overlap is still checked),
-    any other file alone. A file that ``exclude`` / ``extend-exclude`` matches is skipped,
+    """The audits for ``datavet check FILE...`` (the pre-commit hook): a file that is part of
+    config datasets (a split itself, a file in a split's directory, or one its glob matches) is
+    audited as each of those whole datasets (so train/test overlap is still checked), any other
+    file alone. A file that ``exclude`` / ``extend-exclude`` matches is skipped,
     with a line to ``note`` (a callable taking the text) saying which pattern matched."""
     jobs: list[Job] = []
     seen: set[str] = set()
@@ -120,25 +121,61 @@ def plan_files(settings: Settings, files: Sequence[str], args, note=None) -> lis
                 where = display(settings.config) if settings.config else "the settings"
                 note(f"skipped {f}: excluded by {pattern!r} ({where})")
             continue
-        named = _dataset_for(settings, f, None, either=True)
-        key = f"dataset:{named.name}" if named else f"file:{_norm(f)}"
-        if key in seen:
-            continue
-        seen.add(key)
         target, task = getattr(args, "target", None), getattr(args, "task", None)
-        if named is not None:
-            jobs.append(_job(settings, named, None, None, target, task))
-        else:
+        holding = datasets_holding(settings, f)
+        for named in holding:  # every dataset the file is part of, audited whole
+            key = f"dataset:{named.name}"
+            if key not in seen:
+                seen.add(key)
+                jobs.append(_job(settings, named, None, None, target, task))
+        key = f"file:{_norm(f)}"
+        if not holding and key not in seen:
+            seen.add(key)
             jobs.append(_job(settings, None, f, None, target, task))
     return jobs
+
+
+def datasets_holding(settings: Settings, path: str | os.PathLike) -> list[Dataset]:
+    """The config's datasets that ``path`` is part of, in the config's order: a split that is
+    the file, a directory the file is in (a Hive partition of it), or a glob it matches."""
+    file = _norm(path)
+    return [
+        d
+        for d in settings.datasets.values()
+        if any(split is not None and _holds(split, file) for split in (d.train, d.test))
+    ]
+
+
+def _holds(split: str, file: str) -> bool:
+    """Whether the split ``split`` (a path, directory or glob of the config) takes in ``file``
+    (normalised by :func:`_norm`). A URL names no local file."""
+    from datavet._io import glob_regex, split_glob
+    from datavet.sources.fs import is_glob, is_url
+
+    if is_url(split):
+        return False
+    where = _norm(split)
+    if where == file:
+        return True
+    if os.path.isdir(split):
+        return file.startswith(where.rstrip(os.sep) + os.sep)
+    if os.path.lexists(split) or not is_glob(split):
+        return False
+    base, pattern = split_glob(Path(os.path.abspath(split)).as_posix())
+    try:
+        rel = Path(file).relative_to(os.path.normcase(base or "/")).as_posix()
+    except ValueError:
+        return False
+    return glob_regex(os.path.normcase(pattern)).fullmatch(rel) is not None
 
 
 def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
     if named is not None and train is None:
         train, test = named.train, named.test
+    own = settings.dataset_options(named)  # what assert_clean(dataset=NAME) audits too
     if target is None:  # --target '' is passed on, to be refused as an empty name
-        target = (named.target if named else None) or settings.target
-    task = task or (named.task if named else None) or settings.task
+        target = own["target"]
+    task = task or own["task"]
     locations: dict[str, tuple[str, int]] = {}
     if named is not None and settings.config is not None:
         uri = _repo_uri(settings.config)
@@ -168,10 +205,10 @@ def _job(settings, named: Dataset | None, train, test, target, task) -> Job:
         target=target,
         task=task,
         locations=MappingProxyType(locations),
-        group=named.group if named else None,
-        time=named.time if named else None,
-        inputs=named.inputs if named else None,
-        delimiter=named.delimiter if named else None,
+        group=own["group"],
+        time=own["time"],
+        inputs=own["inputs"],
+        delimiter=own["delimiter"],
     )
 
 
@@ -208,13 +245,10 @@ def _norm(path) -> str:
     return os.path.normcase(os.path.abspath(str(path)))
 
 
-def _dataset_for(settings: Settings, train, test, *, either: bool = False) -> Dataset | None:
+def dataset_for(settings: Settings, train, test) -> Dataset | None:
     """The config dataset whose paths these are (to point SARIF at its config line)."""
     t = _norm(train)
     for d in settings.datasets.values():
-        paths = {_norm(d.train), _norm(d.test) if d.test else None}
-        if either and t in paths:
-            return d
         same_test = (test is None and d.test is None) or (
             test is not None and d.test is not None and _norm(test) == _norm(d.test)
         )

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from datavet import outputs
-from datavet.cli import options
+from datavet.cli import options, plan
 from datavet.cli.probe import exits_are_errors, load_factory
 from datavet.errors import InputError, UsageError
 
@@ -31,11 +31,29 @@ def add_parser(sub):
     p.add_argument("model", metavar="FILE.py:FACTORY", help="a Python file and a function in it")
     p.add_argument("--train", required=True, metavar="PATH", help="the training split")
     p.add_argument("--test", metavar="PATH", help="the test split")
-    p.add_argument("--target", metavar="COL", help="the label column")
-    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
+    p.add_argument(
+        "--target", metavar="COL", help="the label column (default: the config's, as for audit)"
+    )
+    p.add_argument(
+        "--task",
+        choices=("auto", "classification", "regression"),
+        help="default: the factory's, else the config's, else auto",
+    )
     p.add_argument("--batch-size", type=int, default=32, metavar="N", help="default 32")
     options.add_output_options(p)
-    p.add_argument("--fail-on", choices=options.SEVERITIES, default="error", help="default error")
+    p.add_argument(
+        "--fail-on",
+        choices=options.SEVERITIES,
+        help="a stage fails when its findings reach this severity (default: the config's "
+        "fail-on, else error)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="PATH",
+        help="a datavet.toml or pyproject.toml (default: the nearest one above the working "
+        "directory that configures datavet, as for audit)",
+    )
+    p.add_argument("--isolated", action="store_true", help="ignore every config file")
     p.add_argument("--seed", type=int, default=0)
     options.add_verbose_option(p)
     return p
@@ -69,12 +87,26 @@ def run(args) -> int:
 
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
-    source = args.model.rpartition(":")[0]
-    # nothing written onto what is read: the model's source, the data
-    reads = outputs.reads(
-        ("model source file", source), ("train input", args.train), ("test input", args.test)
+    # the project's settings apply to the data audit as they do to `datavet audit`: the rule
+    # selection, severities, thresholds, per-column ignores, fail-on, and the target, group,
+    # time and delimiter of a config dataset whose paths these are
+    settings = plan.from_args(args)
+    own = settings.dataset_options(plan.dataset_for(settings, args.train, args.test))
+    audit_options = settings.audit_options()
+    for key in ("fail_on", "severity", "thresholds"):  # preflight's own arguments
+        del audit_options[key]
+    audit_options.update(
+        {k: own[k] for k in ("group", "time", "inputs", "delimiter") if own[k] is not None}
     )
-    plan = options.plan_outputs(args, reads)
+    source = args.model.rpartition(":")[0]
+    # nothing written onto what is read: the model's source, the data, the config
+    reads = outputs.reads(
+        ("model source file", source),
+        ("train input", args.train),
+        ("test input", args.test),
+        ("config file", settings.config),
+    )
+    policy = options.plan_outputs(args, reads)
     # the user's prints never reach the result; an exit from their code is an error
     with contextlib.redirect_stdout(sys.stderr), exits_are_errors(source or args.model):
         factory = load_factory(args.model)
@@ -89,13 +121,16 @@ def run(args) -> int:
                 args.train,
                 args.test,
                 loss_fn=parts["loss_fn"],
-                target=args.target,
+                target=args.target if args.target is not None else own["target"],
                 batch=parts.get("batch"),
                 batch_size=args.batch_size,
-                task=args.task if args.task != "auto" else parts.get("task", "auto"),
+                task=args.task or parts.get("task") or own["task"],
                 optimizer_factory=parts.get("optimizer_factory"),
-                fail_on=args.fail_on,
+                fail_on=settings.fail_on,
+                severity=dict(settings.severity),
+                thresholds={k: dict(v) for k, v in settings.thresholds.items()},
                 seed=args.seed,
+                **audit_options,
             )
         except ModelFailed as exc:
             raise InputError(args.model, str(exc)) from None
@@ -103,8 +138,8 @@ def run(args) -> int:
     if args.format == "text":
         text = text.rstrip("\n") + "\n" + stages_text(report) + "\n"
     if args.html:
-        options.write_html(plan, args.html, report.to_html())
-    options.emit(plan, args, text)
+        options.write_html(policy, args.html, report.to_html())
+    options.emit(policy, args, text)
     return report.exit_code()
 
 

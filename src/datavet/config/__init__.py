@@ -27,7 +27,12 @@ from datavet.config.parse import (
     tomllib,
 )
 from datavet.config.settings import CONFIG_NAMES, TASKS, ConfigError, Dataset, Settings
-from datavet.config.thresholds import THRESHOLD_RANGES, threshold_problem
+from datavet.config.thresholds import (
+    THRESHOLD_RANGES,
+    audit_rule,
+    threshold_name_problem,
+    threshold_problem,
+)
 from datavet.ignores import ColumnIgnore
 
 if TYPE_CHECKING:
@@ -44,11 +49,13 @@ __all__ = [
     "Dataset",
     "Settings",
     "apply_column_ignores",
+    "audit_rule",
     "column_ignores",
     "excluded",
     "find_config",
     "load",
     "parse",
+    "threshold_name_problem",
     "threshold_problem",
     "tomllib",
 ]

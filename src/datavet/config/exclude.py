@@ -45,7 +45,8 @@ def excluded(settings: Settings, path: str | os.PathLike) -> str | None:
     As in ruff: patterns are relative to the config file's folder (the working directory
     without one). A pattern without ``/`` (``lookup_*.csv``, ``fixtures``) matches a file or
     folder of that name anywhere; one with ``/`` (``data/lookup/*.csv``, ``tests/**``) matches
-    the path from the config's folder. A folder that matches excludes everything in it.
+    the path from the config's folder (``./data/lookup`` too: ``.`` is that folder). A folder
+    that matches excludes everything in it.
     """
     patterns = (*settings.exclude, *settings.extend_exclude)
     if not patterns:
@@ -63,9 +64,16 @@ def excluded(settings: Settings, path: str | os.PathLike) -> str | None:
     ]
     for pattern in patterns:
         anchored = "/" in pattern.strip("/") or pattern.startswith("/")
-        regex = _path_glob(pattern.strip("/") if anchored else pattern.rstrip("/"))
+        regex = _path_glob(_without_dots(pattern).strip("/") if anchored else pattern.rstrip("/"))
         for name, relative in candidates:
             subject = relative if anchored else name
             if subject is not None and regex.fullmatch(subject):
                 return pattern
     return None
+
+
+def _without_dots(pattern: str) -> str:
+    """``./data/./lookup/**`` -> ``data/lookup/**``: a ``.`` folder is the folder it is in, as
+    ruff reads it (``./`` is the config's folder)."""
+    kept = [part for part in pattern.split("/") if part != "."]
+    return "/".join(kept) if any(kept) else pattern

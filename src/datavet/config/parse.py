@@ -22,7 +22,7 @@ from datavet.config.settings import (
     _selectors,
 )
 from datavet.config.text import dataset_lines, display, short_repr, toml_key, type_name
-from datavet.config.thresholds import threshold_problem
+from datavet.config.thresholds import audit_rule, threshold_name_problem, threshold_problem
 from datavet.errors import UsageError
 from datavet.findings import Severity
 from datavet.ignores import ColumnIgnore
@@ -49,6 +49,7 @@ _TOP_KEYS = (
 )
 _DATASET_KEYS = ("train", "test", "target", "task", "group", "time", "inputs", "delimiter")
 _IGNORE_KEYS = ("rules", "reason")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # as datavet.sources.fs reads a location
 
 
 def find_config(start: str | os.PathLike | None = None) -> Path | None:
@@ -56,12 +57,16 @@ def find_config(start: str | os.PathLike | None = None) -> Path | None:
     ``start`` (default: the working directory) or a directory above it."""
     here = Path(start if start is not None else Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        own = folder / "datavet.toml"
-        if own.is_file():
-            return own
-        pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
+        for name in ("datavet.toml", "pyproject.toml"):
+            candidate = folder / name
+            if not os.path.lexists(candidate):
+                continue
+            if not candidate.is_file():
+                # a broken link, a folder, a FIFO: the error load() gives it, as with --config,
+                # never passed over for a parent's settings
+                return candidate
+            if name == "datavet.toml" or _has_tool_table(candidate):
+                return candidate
     return None
 
 
@@ -98,6 +103,10 @@ def load(path: str | os.PathLike | None = None, *, start=None) -> Settings:
     try:
         text = _read(path)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise ConfigError(
+                f"{shown}: config file not found (a broken symbolic link to {os.readlink(path)})"
+            ) from None
         raise ConfigError(f"{shown}: config file not found") from None
     data = _loads(text, shown)
     if found and not data:
@@ -302,18 +311,10 @@ class _Parser:
         return tuple(value)
 
     def rule(self, keys: tuple[str, ...]) -> str:
-        from datavet.rules import BY_CODE, BY_NAME, RULES, elsewhere
-
-        key = keys[-1]
-        rule = BY_CODE.get(key.strip().upper()) or BY_NAME.get(key.strip().lower())
-        if rule is None:
-            other = elsewhere(key, RULES) if key.strip() else None
-            if other is not None:
-                raise self.error(keys, other)
-            close = difflib.get_close_matches(key.upper(), list(BY_CODE), n=1)
-            maybe = f" (did you mean {close[0]!r}?)" if close else ""
-            raise self.error(keys, f"unknown rule {key!r}{maybe}; `datavet rules` lists them")
-        return rule.code
+        try:
+            return audit_rule(keys[-1]).code
+        except UsageError as exc:
+            raise self.error(keys, str(exc)) from None
 
     def rule_keys(self, table: Mapping, where: str) -> dict[str, str]:
         """``{key: code}`` for a table keyed by rule. One rule under two spellings (``S001`` and
@@ -351,16 +352,16 @@ class _Parser:
         out = {}
         for key, code in self.rule_keys(table, "thresholds").items():
             values = table[key]
-            known = BY_CODE[code].thresholds
             where = ("thresholds", key)
             if not isinstance(values, Mapping):
                 raise self.error(where, f"expected a table of numbers, got {short_repr(values)}")
-            if not known:
+            if not BY_CODE[code].thresholds:
                 raise self.error(where, f"{code} has no thresholds")
-            self.keys(values, tuple(known), where)
             tuned = {}
             for name, value in values.items():
-                problem = threshold_problem(name, value, BY_CODE[code])
+                problem = threshold_name_problem(name, BY_CODE[code]) or threshold_problem(
+                    name, value, BY_CODE[code]
+                )
                 if problem:
                     raise self.error((*where, name), problem)
                 tuned[name] = value
@@ -434,15 +435,36 @@ class _Parser:
                 task=self.task(entry, (*where, "task")) if "task" in entry else None,
                 **{
                     key: self.string(entry, (*where, key))
-                    for key in ("group", "time", "inputs", "delimiter")
+                    for key in ("group", "time", "inputs")
                     if key in entry
                 },
+                delimiter=self.delimiter(entry, (*where, "delimiter"))
+                if "delimiter" in entry
+                else None,
                 lines=MappingProxyType(dataset_lines(text, (*self.prefix, *where))),
             )
         return out
 
+    def delimiter(self, table: Mapping, keys: tuple[str, ...]) -> str:
+        """A CSV field separator as the command line takes it: one ASCII character (a tab
+        ``"\\t"`` and a space ``" "`` too) or a name (``tab``)."""
+        from datavet.sources.csv import check_delimiter
+
+        value = table[keys[-1]]
+        if not isinstance(value, str) or not value:
+            got = short_repr(value)
+            raise self.error(keys, f"expected a delimiter such as ',' or 'tab', got {got}")
+        try:
+            check_delimiter(value)
+        except UsageError as exc:
+            raise self.error(keys, str(exc)) from None
+        return value
+
     def _path(self, value: str) -> str:
-        """A path in the config is relative to the config file's folder."""
+        """A path in the config is relative to the config file's folder; a URL (``s3://``,
+        ``gs://``, ``file://``) is kept as written."""
+        if _URL.match(value):
+            return value
         path = Path(value).expanduser()
         if not path.is_absolute():
             path = self.base / path

@@ -85,6 +85,29 @@ class Settings:
             "baselines": self.baselines,
         }
 
+    def dataset_options(self, dataset: Dataset | None = None) -> dict[str, Any]:
+        """What auditing ``dataset`` (None: data outside the config's datasets) takes from the
+        settings, as keyword arguments of :func:`datavet.audit`: its target and task, falling
+        back to the project's, and its group, time, tensor inputs and CSV delimiter. The one
+        mapping ``datavet audit --dataset NAME`` and ``assert_clean(dataset=NAME)`` share."""
+        d = dataset
+        return {
+            "target": (d.target if d else None) or self.target,
+            "task": (d.task if d else None) or self.task,
+            "group": d.group if d else None,
+            "time": d.time if d else None,
+            "inputs": d.inputs if d else None,
+            "delimiter": d.delimiter if d else None,
+        }
+
+    def dataset(self, name: str) -> Dataset:
+        """The dataset ``name`` of the config; a ConfigError listing the names when unknown."""
+        if name not in self.datasets:
+            known = ", ".join(self.datasets) or "none"
+            where = f" ({display(self.config)})" if self.config else " (no config file found)"
+            raise ConfigError(f"unknown dataset {name!r}; the config names: {known}{where}")
+        return self.datasets[name]
+
     def override(
         self,
         *,

@@ -9,11 +9,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from datavet.config import column_ignores, threshold_problem
+from datavet.config import (
+    audit_rule,
+    column_ignores,
+    threshold_name_problem,
+    threshold_problem,
+)
 from datavet.engines import ENGINES
 from datavet.errors import UsageError
 from datavet.findings import Severity
-from datavet.rules import find, lookup, select_rules
+from datavet.rules import lookup, select_rules
 from datavet.tasks import TASKS
 
 _EXAMPLES = {"severity": '{"S002": "error"}', "thresholds": '{"L001": {"max_ratio": 5}}'}
@@ -81,15 +86,17 @@ def check_arguments(
     except UsageError as exc:
         raise UsageError(f"fail_on: {exc}") from None
     rules = select_rules(_selector_arg(select, "select"), _selector_arg(ignore, "ignore"))
+    # the config file's checks: audit rules only (M001 is `datavet probe`'s), and every
+    # threshold name known, whether or not its rule is selected
     overrides = {}
-    for k, v in rule_map(severity, "severity").items():
+    for k, v in rule_map(severity, "severity", _audit_rule("severity")).items():
         try:
-            overrides[lookup(k).code] = Severity.parse(v)
+            overrides[audit_rule(k).code] = Severity.parse(v)
         except UsageError as exc:
             raise UsageError(f"severity[{k!r}]: {exc}") from None
     tuned = {
-        lookup(k).code: _threshold_values(k, v)
-        for k, v in rule_map(thresholds, "thresholds").items()
+        audit_rule(k).code: _threshold_values(k, v)
+        for k, v in rule_map(thresholds, "thresholds", _audit_rule("thresholds")).items()
     }
     if task not in TASKS:
         raise UsageError(f"unknown task {task!r:.80} (choose from {', '.join(TASKS)})")
@@ -235,14 +242,30 @@ def rule_map(value, what: str, find=lookup) -> dict:
     return dict(value)
 
 
+def _audit_rule(what: str):
+    """:func:`audit_rule` with the argument named in its error."""
+
+    def find(key):
+        try:
+            return audit_rule(key)
+        except UsageError as exc:
+            raise UsageError(f"{what}[{key!r:.80}]: {exc}") from None
+
+    return find
+
+
 def _threshold_values(code: str, values) -> dict:
     if not isinstance(values, Mapping):
         raise UsageError(
             f"thresholds[{code!r}] must be a mapping of threshold name to number, such as "
             f"{{'max_ratio': 5}}, not {values!r:.80}"
         )
+    rule = audit_rule(code)
     out = {}
     for name, number in values.items():
+        unknown = threshold_name_problem(name, rule)
+        if unknown is not None:
+            raise UsageError(f"thresholds[{code!r}]: {unknown}")
         ok = isinstance(number, (int, float, np.integer, np.floating)) and not isinstance(
             number, (bool, np.bool_)
         )
@@ -250,7 +273,7 @@ def _threshold_values(code: str, values) -> dict:
             raise UsageError(
                 f"threshold {code}.{name} must be a finite number of at least 0, not {number!r:.80}"
             )
-        problem = threshold_problem(name, float(number), find(code))
+        problem = threshold_problem(name, float(number), rule)
         if problem is not None:  # the config file's ranges: one rule for both ways in
             raise UsageError(f"threshold {code}.{name}: {problem}")
         out[name] = number

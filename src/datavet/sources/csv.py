@@ -32,6 +32,7 @@ import pyarrow.csv as pacsv
 
 from datavet.errors import InputError, UsageError
 from datavet.sources.base import SchemaRestart, TabularSource
+from datavet.sources.parquet import transport_problem
 
 _CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (\w+)")
 _INVALID_VALUE = re.compile(r"invalid value '(.*)'$", re.DOTALL)  # pyarrow quotes it trimmed
@@ -295,7 +296,11 @@ class CsvSource(TabularSource):
         return codecs.lookup(self.encoding).name == "utf-8"
 
     def _error(self, exc: BaseException) -> InputError:
-        """A reader error as a one-line InputError (invalid UTF-8: with its byte offset)."""
+        """A reader error as a one-line InputError (invalid UTF-8: with its byte offset; the
+        store or the network failing: said as such, not as a parse error)."""
+        lost = transport_problem(exc)
+        if lost is not None:
+            return InputError(self.name, lost)
         if self._utf8 and "UTF8" in str(exc).replace("-", "").upper():
             found = self._utf8_error()
             if found is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,13 @@ from datavet.sources.fs import (
     without_pandas_index,
 )
 
-__all__ = ["PARQUET_SUFFIXES", "ArrowIpcSource", "ParquetPiece", "ParquetSource"]
+__all__ = [
+    "PARQUET_SUFFIXES",
+    "ArrowIpcSource",
+    "ParquetPiece",
+    "ParquetSource",
+    "transport_problem",
+]
 
 _PARQUET_ERRORS = (pa.ArrowException, OSError, UnicodeError, EOFError, ValueError)
 
@@ -36,6 +43,45 @@ _PARQUET_ERRORS = (pa.ArrowException, OSError, UnicodeError, EOFError, ValueErro
 def _reader_problem(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text
+
+
+# What the S3 / GCS clients (curl underneath) and the OS say when the store, not the file,
+# failed: the connection dropped, refused, or stalled until a timeout.
+_TIMED_OUT = re.compile(r"timed out|timeout was reached|curlCode: 28\b|ETIMEDOUT", re.IGNORECASE)
+_CONNECTION = re.compile(
+    r"NETWORK_CONNECTION|curlCode|curl error|connection (?:reset|refused|aborted|closed|lost)"
+    r"|broken pipe|could not connect|failed to connect|recv failure|send failure"
+    r"|transfer closed|network is unreachable|ECONNRESET|EPIPE",
+    re.IGNORECASE,
+)
+
+
+def transport_problem(exc: BaseException) -> str | None:
+    """``cannot read: connection lost (...)`` / ``cannot read: timed out (...)`` when ``exc``
+    says that reading failed on the way (the object store or the network: an OSError of the
+    filesystem layer), not in the data; None for anything else (a decode error: the file's
+    own problem, worded as such by the caller)."""
+    if isinstance(exc, TimeoutError):
+        kind = "timed out"
+    elif isinstance(exc, ConnectionError):
+        kind = "connection lost"
+    elif isinstance(exc, OSError):
+        text = str(exc)
+        if _TIMED_OUT.search(text):
+            kind = "timed out"
+        elif _CONNECTION.search(text):
+            kind = "connection lost"
+        else:
+            return None
+    else:
+        return None
+    return f"cannot read: {kind} ({_reader_problem(exc)}); the data itself may be fine"
+
+
+def _unreadable(label: str, exc: Exception, problem: str) -> InputError:
+    """The InputError of a failed read: the store's failure as such, else ``problem`` (which
+    says what is wrong with the data)."""
+    return InputError(label, transport_problem(exc) or f"{problem} ({_reader_problem(exc)})")
 
 
 def _parquet_files(root: Path) -> list[Path]:
@@ -80,9 +126,7 @@ class ParquetPiece:
                 ):
                     yield conform(batch)
         except _PARQUET_ERRORS as exc:
-            raise InputError(
-                self.label, f"row group {self.row_group} is corrupt ({_reader_problem(exc)})"
-            ) from None
+            raise _unreadable(self.label, exc, f"row group {self.row_group} is corrupt") from None
 
 
 @dataclass
@@ -117,9 +161,7 @@ class ParquetSource(TabularSource):
                         [md.row_group(i).num_rows for i in range(md.num_row_groups)]
                     )
             except _PARQUET_ERRORS as exc:
-                raise InputError(
-                    label, f"not a readable Parquet file ({_reader_problem(exc)})"
-                ) from None
+                raise _unreadable(label, exc, "not a readable Parquet file") from None
         schemas, note = without_pandas_index(self.name, schemas)
         if note:
             self.notes.append(note)
@@ -216,14 +258,13 @@ class ParquetSource(TabularSource):
                             ):
                                 yield conform(batch)
                         except _PARQUET_ERRORS as exc:
-                            rg, exc = _corrupt_group(pf, groups, exc)
-                            raise InputError(
-                                label, f"row group {rg} is corrupt ({_reader_problem(exc)})"
-                            ) from None
+                            if transport_problem(exc) is None:
+                                rg, exc = _corrupt_group(pf, groups, exc)
+                            else:  # the store failed: reading the groups again would too
+                                rg = groups[0]
+                            raise _unreadable(label, exc, f"row group {rg} is corrupt") from None
             except _PARQUET_ERRORS as exc:
-                raise InputError(
-                    label, f"not a readable Parquet file ({_reader_problem(exc)})"
-                ) from None
+                raise _unreadable(label, exc, "not a readable Parquet file") from None
 
 
 def _grouped(metadata, batch_rows: int) -> list[list[int]]:
@@ -297,9 +338,7 @@ class ArrowIpcSource(TabularSource):
                     for i in range(reader.num_record_batches)
                 )
         except _IPC_ERRORS as exc:
-            raise InputError(
-                self.name, f"not a readable Arrow IPC/Feather file ({_reader_problem(exc)})"
-            ) from None
+            raise _unreadable(self.name, exc, "not a readable Arrow IPC/Feather file") from None
         self.check_schema()
         return self
 
@@ -319,7 +358,7 @@ class ArrowIpcSource(TabularSource):
                 for i in range(reader.num_record_batches):
                     yield self._checked(reader.get_batch(i))
         except _IPC_ERRORS as exc:
-            raise InputError(self.name, f"corrupt Arrow data ({_reader_problem(exc)})") from None
+            raise _unreadable(self.name, exc, "corrupt Arrow data") from None
 
 
 # What pyarrow raises for damaged IPC data: its own errors, I/O and decompression errors, and
