@@ -118,3 +118,48 @@ def test_a_copied_test_split_of_amounts_is_an_error_not_a_coincidence():
     assert f.severity == Severity.ERROR and report.exit_code() == 1
     assert f.metrics["expected_by_chance"] == pytest.approx(500 * 0.5**3, rel=0.2)
     assert "coincide" not in f.message
+
+
+def _merged(frame: pd.DataFrame, parts: int) -> dict:
+    """Column statistics folded from ``parts`` batches, as the engines merge them."""
+    out = {}
+    for c in frame.columns:
+        arr = pa.array(frame[c])
+        step = -(-len(arr) // parts)
+        stats = None
+        for i in range(0, len(arr), step):
+            part = ColumnStats.of(c, arr.slice(i, step), i)
+            stats = part if stats is None else stats.merge(part)
+        out[c] = stats
+    return out
+
+
+@pytest.mark.parametrize("distinct", [1100, 1500, 3000])
+@pytest.mark.parametrize("parts", [1, 10])
+def test_sketched_counts_never_inflate_the_estimate(distinct, parts):
+    # past 1,024 distinct values the counts are a Misra-Gries sketch (each kept count short by
+    # its floor): the estimate may fall short of the truth, never far above it
+    rng = np.random.default_rng(0)
+    n = 60_000
+    frame = pd.DataFrame({c: rng.integers(0, distinct, n) for c in "ab"})
+    stats = _merged(frame, parts)
+    assert not stats["a"].values.exact
+    joint = np.full(distinct * distinct, 1 / distinct**2)
+    truth = n - float(np.sum(-np.expm1(n * np.log1p(-joint))))
+    estimate = rc.chance_duplicates(stats, ["a", "b"], n)
+    assert 0.3 * truth <= estimate <= 1.2 * truth
+
+
+def test_copies_among_many_values_are_still_copies():
+    import datavet
+    from datavet.findings import Severity
+
+    rng = np.random.default_rng(1)
+    n = 40_000
+    train = pd.DataFrame({c: rng.integers(0, 1100, n) for c in "ab"})
+    train["label"] = rng.integers(0, 2, n)
+    test = train.sample(3000, random_state=0).reset_index(drop=True)  # every test row copied
+    report = datavet.audit(train, test, target="label", select=["S001"], baselines=False)
+    (f,) = report.findings
+    assert f.severity == Severity.ERROR
+    assert f.metrics["expected_by_chance"] < f.n_affected / 2

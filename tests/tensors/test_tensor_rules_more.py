@@ -193,3 +193,15 @@ def test_l002_behind_an_ordered_loader_still_says_shuffle():
     loader = DataLoader(sorted_dataset(), batch_size=32)
     (f,) = by_code(datavet.audit(loader, baselines=False, select="L002"), "L002")
     assert f.hint.startswith("shuffle before splitting and batching")
+
+
+def test_multi_label_rows_where_most_carry_one_tag_are_not_one_hot():
+    rng = np.random.default_rng(4)
+    n = 1000
+    y = np.eye(4)[rng.integers(0, 4, n)]
+    two = rng.random(n) < 0.3  # 30% of rows carry a second tag
+    y[two, (np.argmax(y[two], axis=1) + 1) % 4] = 1
+    x = rng.random((n, 1, 16, 16)).astype(np.float32)
+    report = datavet.audit((x, y), baselines=False)
+    assert not [f for f in report.findings if f.code == "V003"]
+    assert any("label rules skipped" in n for n in report.notes)

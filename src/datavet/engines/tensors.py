@@ -57,7 +57,7 @@ def scan_split(
 
     Blocks are read in order on this thread and profiled by ``map_blocks`` (``workers`` of
     them at once). Labels of one vector of C >= 2 values per sample are read as one-hot rows
-    and kept as such when most rows of the whole split are one-hot (:func:`_settle_one_hot`), so
+    and kept as such when all but a few rows of the whole split are (:func:`_settle_one_hot`), so
     neither where a bad row sits nor the batch size decides."""
     block_values = max(MIN_BLOCK_VALUES, IN_FLIGHT_VALUES // max(1, workers))
     mode = plan.label_mode
@@ -135,14 +135,15 @@ def _label_mode(y: np.ndarray | None, source, split: str, notes: list[str]) -> s
 def _settle_one_hot(
     profile: Profile, width: int, split: str, notes: list[str]
 ) -> tuple[Profile, str]:
-    """Keep the one-hot reading of a split's label vectors when most rows are one-hot (the
-    others are then missing labels, V003, wherever they are); else the labels are something
-    else (multi-label rows, soft labels, several targets) and the label rules are skipped."""
+    """Keep the one-hot reading of a split's label vectors when all but a few rows are one-hot
+    (at most :data:`ONE_HOT_OUTLIERS` of them: the others are then missing labels, V003,
+    wherever they are); else the labels are something else (multi-label rows where most rows
+    carry one tag, soft labels, several targets) and the label rules are skipped."""
     label = profile.label
     if label is None or not label.rows:
         return profile, "onehot"
     other = label.missing  # rows that are not one-hot (a NaN row is not one-hot either)
-    if 2 * other < label.rows:
+    if other <= ONE_HOT_OUTLIERS * label.rows:
         notes.append(
             f"{split}: labels are one-hot rows of {width} values: the class is the index of the "
             "1 (a row that is not one-hot counts as a missing label"
@@ -169,6 +170,10 @@ def _shuffled_by(source) -> str | None:
             return name
     return None
 
+
+# One-hot labels with more rows than this share that are not one-hot are not one-hot labels
+# (multi-label rows, soft labels): a broken row is rare, a second tag is not
+ONE_HOT_OUTLIERS = 0.05
 
 # torch's samplers that draw a dataset's indices in random order
 SHUFFLING_SAMPLERS = ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")

@@ -221,7 +221,10 @@ def _shares(stats) -> _Shares:
     if not counter.exact and rest > 0:
         keys = getattr(stats, "keys", None)
         if keys is not None:
-            rest_values = max(keys.distinct() - len(counter.counts), 1.0)
+            # Spread over every distinct value, not only the ones the sketch dropped: each kept
+            # count is short by the sketch's floor, so the rest holds rows of kept values too
+            # (and the distinct count is itself an estimate, a few percent off).
+            rest_values = max(keys.distinct(), 1.0)
     return _Shares(counts, float(rest), rest_values)
 
 
