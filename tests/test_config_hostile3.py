@@ -282,3 +282,15 @@ def test_settings_that_are_right_still_apply(df):
         df, target="y", select="L001", thresholds={"class-imbalance": {"max_ratio": 5}}
     )
     assert report.outcomes[0].code == "L001"
+
+
+def test_a_dataset_named_by_file_url_holds_its_local_file(tmp_path, monkeypatch):
+    from datavet.cli.plan import datasets_holding
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.csv").write_text("a\n1\n")
+    url = (tmp_path / "t.csv").as_uri()
+    (tmp_path / "datavet.toml").write_text(
+        f'[datasets.local]\ntrain = "{url}"\n[datasets.remote]\ntrain = "s3://b/t.csv"\n'
+    )
+    assert [d.name for d in datasets_holding(load(), "t.csv")] == ["local"]

@@ -163,3 +163,26 @@ def test_copies_among_many_values_are_still_copies():
     (f,) = report.findings
     assert f.severity == Severity.ERROR
     assert f.metrics["expected_by_chance"] < f.n_affected / 2
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        lambda rng: rng.integers(20, 41, 66),  # few values, small table: counted exactly
+        lambda rng: np.rint(rng.normal(30_000, 3_000, 4000)).astype(int),  # sketched counts
+    ],
+)
+def test_a_random_split_of_one_whole_number_column_overlaps_by_chance(values):
+    # a reading per row (a demand in MW, a measured speed): equal readings in train and test
+    # are what a random split of such data gives, not copies
+    import datavet
+    from datavet.findings import Severity
+
+    rng = np.random.default_rng(7)
+    x = values(rng)
+    frame = pd.DataFrame({"x": x})
+    cut = int(0.8 * len(frame))
+    report = datavet.audit(frame.iloc[:cut], frame.iloc[cut:], select=["S001"], baselines=False)
+    (f,) = report.findings
+    assert f.severity == Severity.INFO
+    assert 0.5 * f.n_affected <= f.metrics["expected_by_chance"] <= 2 * f.n_affected

@@ -340,3 +340,25 @@ def test_keras_layout_npz_alone_is_audited_as_train_and_test(tmp_path):
     (v,) = [f for f in report.findings if f.code == "V001"]
     assert v.split == "test" and v.examples == (0,)
     assert not [f for f in report.findings if f.code == "S001"]
+
+
+def test_an_endless_hugging_face_stream_of_arrays_is_capped(monkeypatch):
+    hd = pytest.importorskip("datasets")
+    from datavet.engines import tensors
+
+    rng = np.random.default_rng(0)
+    features = hd.Features(
+        {
+            "pixel_values": hd.Array3D(shape=(1, 8, 8), dtype="float32"),
+            "label": hd.ClassLabel(num_classes=2),
+        }
+    )
+    ds = hd.Dataset.from_dict(
+        {"pixel_values": rng.random((50, 1, 8, 8)).astype(np.float32), "label": [0, 1] * 25},
+        features=features,
+    )
+    stream = ds.to_iterable_dataset().repeat(None)  # never ends
+    monkeypatch.setattr(tensors, "DEFAULT_MAX_SAMPLES", 300)
+    report = datavet.audit(stream, baselines=False)
+    assert report.datasets["train"]["rows"] == 300
+    assert any("capped: only the first 300 samples" in n for n in report.notes)

@@ -148,11 +148,15 @@ def datasets_holding(settings: Settings, path: str | os.PathLike) -> list[Datase
 
 def _holds(split: str, file: str) -> bool:
     """Whether the split ``split`` (a path, directory or glob of the config) takes in ``file``
-    (normalised by :func:`_norm`). A URL names no local file."""
+    (normalised by :func:`_norm`). A URL names no local file, but for ``file://``."""
     from datavet._io import glob_regex, split_glob
     from datavet.sources.fs import is_glob, is_url
 
-    if is_url(split):
+    if split.startswith("file://"):  # a local file named as a URL
+        from urllib.parse import unquote, urlsplit
+
+        split = unquote(urlsplit(split).path)
+    elif is_url(split):
         return False
     where = _norm(split)
     if where == file:

@@ -212,7 +212,9 @@ def profile_tensors(
     def cap(src) -> int | None:
         if max_samples is not None:
             return max_samples
-        return DEFAULT_MAX_SAMPLES if src.format in ("dataset", "dataloader") else None
+        # a stream may be endless (a torch IterableDataset, a repeated Hugging Face one)
+        streams = ("dataset", "dataloader", "hf-iterable")
+        return DEFAULT_MAX_SAMPLES if src.format in streams else None
 
     for role, src in (("train", train), ("test", test)):
         if src is not None and not isinstance(src, TensorSource):

@@ -178,27 +178,57 @@ def by_chance(found: int, expected: float) -> bool:
 _STEP = 0.05  # width of a log-chance bin (q within 2.5%)
 
 
-def _levels(stats) -> tuple[np.ndarray, np.ndarray]:
-    """(q, w): for each kind of row of one column, the chance ``q`` that another row of the
-    split holds the same value, and the share ``w`` of the rows that are of that kind. Missing
-    values agree with missing ones.
+def _levels(stats, frequent: bool = True, itself: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(q, w): for each kind of row of one column, the chance ``q`` that another row holds the
+    same value, and the share ``w`` of the rows that are of that kind. Missing values agree
+    with missing ones.
 
-    The chance leaves the row itself out (``(n - 1) / (N - 1)``): a value seen once has no
-    chance of being repeated, however many such values there are. Beyond the exact counts the
+    With ``itself`` (S002, S003: repeats within the split that holds the rows) the row itself
+    is left out: ``(n - 1) / (N - 1)``, so a value seen once has no chance, and copies the
+    split holds cannot make themselves look natural. Else (S001: train's rows stand in for
+    fresh test rows) a value seen ``n >= 2`` times has its share ``n / N``. A value seen once
+    is the one guess
+    a share gets badly wrong: ``1 / N`` would make a column of distinct measurements repeat
+    itself. Good and Turing's estimate is used instead: all values seen once together are as
+    likely as twice the values seen twice (``2 n2 / N``, shared among the ``n1`` of them), so a
+    column with no value seen twice never repeats by chance. Beyond the exact counts the
     Misra-Gries sketch still names the frequent values; the other values share what is left
-    evenly over the sketch's distinct count (text, whole numbers), or count as all distinct
-    (floats)."""
-    own = _shares(stats)
+    evenly over the sketch's distinct count (text, whole numbers; :func:`_rest_chance`), or
+    count as all distinct (floats). A kept count is short by the sketch's floor: with
+    ``frequent`` only the values on 1% of rows or more keep their own share (the rest is
+    spread evenly); without, every kept value does (its shape kept, its rows short)."""
+    own = _shares(stats, frequent)
     rows = max(stats.rows, 1)
-    others = max(stats.rows - 1, 1)
     counts = np.fromiter(own.counts.values(), float, len(own.counts))
-    q = np.maximum(counts - 1, 0) / others
     w = counts / rows
+    if itself:
+        q = np.maximum(counts - 1, 0) / max(stats.rows - 1, 1)
+    else:
+        q = counts / rows
+        once = counts == 1
+        n1 = int(np.count_nonzero(once))
+        if n1:
+            n2 = int(np.count_nonzero(counts == 2))
+            q[once] = min(1.0, 2.0 * n2 / n1) / rows
     if own.rest > 0:
-        per = own.rest / own.rest_values if own.rest_values else 1.0
-        q = np.append(q, max(per - 1, 0) / others)
+        q = np.append(q, _rest_chance(own, rows, itself))
         w = np.append(w, own.rest / rows)
     return q, w
+
+
+def _rest_chance(own: _Shares, rows: int, itself: bool) -> float:
+    """The chance that another row equals a row among the sketch's leftover values: ``per``
+    rows a value on average. Many rows a value: about ``(per - 1) / (N - 1)``, as for a value
+    counted exactly. Few (``per`` near 1, mostly distinct values): the rows beyond one a value
+    are taken as pairs, so ``2 (1 - 1 / per)`` of the leftover rows have one equal row each
+    (not with ``itself``: the pairs are what S002 counts)."""
+    if not own.rest_values:
+        return 0.0  # all distinct
+    per = own.rest / own.rest_values
+    if per <= 1:
+        return 0.0
+    within = (per - 1) / max(rows - 1, 1)
+    return within if itself else max(within, 2.0 * (1.0 - 1.0 / per) / rows)
 
 
 @dataclass
@@ -211,21 +241,27 @@ class _Shares:
 _MISSING = object()
 
 
-def _shares(stats) -> _Shares:
+def _shares(stats, frequent: bool = True) -> _Shares:
     counter = stats.values
     counts: dict = {k: n for k, n in counter.counts.items() if n > 0}
+    if not counter.exact and frequent:
+        # A sketched count is short by the sketch's floor (up to N / 1,025): only the frequent
+        # values (1% of rows or more, off by 10% at most) keep their own share; the rows of the
+        # others join the rest, spread over the distinct values left.
+        counts = {k: n for k, n in counts.items() if n >= stats.rows / HEAVY}
     if stats.missing:
         counts[_MISSING] = stats.missing
     rest = max(stats.rows - sum(counts.values()), 0)
     rest_values = 0.0
     if not counter.exact and rest > 0:
         keys = getattr(stats, "keys", None)
-        if keys is not None:
-            # Spread over every distinct value, not only the ones the sketch dropped: each kept
-            # count is short by the sketch's floor, so the rest holds rows of kept values too
-            # (and the distinct count is itself an estimate, a few percent off).
-            rest_values = max(keys.distinct(), 1.0)
+        if keys is not None:  # text, whole numbers: a sketch of the distinct values
+            kept = len(counts) - (1 if stats.missing else 0)
+            rest_values = max(keys.distinct() - (kept if frequent else 0), 1.0)
     return _Shares(counts, float(rest), rest_values)
+
+
+HEAVY = 100  # a sketched value counted on its own covers at least 1 / HEAVY of the rows
 
 
 def _cutoff(n: int) -> int:
@@ -233,7 +269,9 @@ def _cutoff(n: int) -> int:
     return int(math.ceil(-math.log(1e-4 / max(n, 1) ** 2) / _STEP))
 
 
-def _joint(columns, names, extra, n: int) -> np.ndarray:
+def _joint(
+    columns, names, extra, n: int, frequent: bool = True, itself: bool = False
+) -> np.ndarray:
     """The rows' share in each log-chance bin (bin k: q = exp(-k * _STEP)) of the joint chance
     over the columns ``names`` and the statistics ``extra``, as if independent; the share
     missing from the total is rows whose chance is nil (a value seen once) or negligible."""
@@ -243,7 +281,7 @@ def _joint(columns, names, extra, n: int) -> np.ndarray:
     lo = 0  # joint[i] is bin lo + i
     parts = [columns[c] for c in names if c in columns] + list(extra)
     for stats in parts:
-        q, w = _levels(stats)
+        q, w = _levels(stats, frequent, itself)
         keep = q > 0
         q, w = q[keep], w[keep]
         if not len(q):
@@ -276,11 +314,26 @@ def chance_overlap(train_columns, names, train_rows: int, test_rows: int) -> flo
     were independent) stands for a test row's, and ``1 - (1 - q) ** train_rows`` is summed
     over the test rows. Train's rows stand in for test's so that copies in test do not raise
     the estimate: a test row copied from train holds values train has, however rare."""
-    joint = _joint(train_columns, names, (), max(train_rows, test_rows))
-    q = _bin_chance(len(joint))
-    hit = -np.expm1(train_rows * np.log1p(-np.minimum(q, 1 - 1e-16)))
-    hit[0] = 1.0 if train_rows > 0 else 0.0
-    return float(test_rows * np.dot(joint, hit))
+    parts = [train_columns[c] for c in names if c in train_columns]
+
+    def expected(frequent: bool) -> float:
+        joint = _joint(train_columns, names, (), max(train_rows, test_rows), frequent)
+        q = _bin_chance(len(joint))
+        hit = -np.expm1(train_rows * np.log1p(-np.minimum(q, 1 - 1e-16)))
+        hit[0] = 1.0 if train_rows > 0 else 0.0
+        return float(test_rows * np.dot(joint, hit))
+
+    return _either(expected, parts)
+
+
+def _either(expected, parts) -> float:
+    """``expected(frequent)``, the larger of the two readings of sketched counts (each is
+    short of the truth in its own case: a few values frequent beyond the sketch's floor, or
+    values all about as frequent); one reading when every count is exact."""
+    first = expected(True)
+    if all(p.values.exact for p in parts):
+        return first
+    return max(first, expected(False))
 
 
 def chance_duplicates(columns, names, rows: int, label=None) -> float:
@@ -289,12 +342,17 @@ def chance_duplicates(columns, names, rows: int, label=None) -> float:
     ``label`` is given, of the share of its values among the other rows): in random order the
     i-th row repeats an earlier one with chance ``1 - (1 - q) ** (i - 1)``, which sums to
     ``rows - (1 - (1 - q) ** rows) / q`` over the split."""
-    joint = _joint(columns, names, [] if label is None else [label], rows)
-    q = _bin_chance(len(joint))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        distinct = -np.expm1(rows * np.log1p(-np.minimum(q, 1 - 1e-16))) / q
-    distinct[0] = 1.0  # q = 1: every row one value
-    return float(max(0.0, rows * float(joint.sum()) - float(np.dot(joint, distinct))))
+    extra = [] if label is None else [label]
+
+    def expected(frequent: bool) -> float:
+        joint = _joint(columns, names, extra, rows, frequent, itself=True)
+        q = _bin_chance(len(joint))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            distinct = -np.expm1(rows * np.log1p(-np.minimum(q, 1 - 1e-16))) / q
+        distinct[0] = 1.0  # q = 1: every row one value
+        return float(max(0.0, rows * float(joint.sum()) - float(np.dot(joint, distinct))))
+
+    return _either(expected, [columns[c] for c in names if c in columns] + extra)
 
 
 def _frame(rows: np.ndarray) -> pd.DataFrame:
