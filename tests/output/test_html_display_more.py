@@ -310,3 +310,17 @@ def test_a_preflight_stopped_at_the_data_stage_shows_no_baselines():
     assert "Baselines: what a network must beat" not in page
     assert 'data-test-stage-verdict="failed"' in page
     assert page.count('data-test-stage-verdict="not run"') == 3
+
+
+def test_a_training_logs_page_speaks_of_the_run_not_of_training_next(tmp_path):
+    from datavet.cli import main
+
+    for log, title in (
+        ("lr_too_high.csv", "Problems in this training run"),
+        ("healthy.csv", "No problem found in this training run"),
+    ):
+        page = tmp_path / f"{log}.html"
+        main(["curves", f"sample_data/curves/{log}", "--html", str(page)])
+        html = page.read_text()
+        assert title in html and "ready to train" not in html.lower()
+        assert "feature columns" not in html

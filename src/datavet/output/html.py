@@ -104,7 +104,9 @@ def _examples(f: dict, rows: int | None = None) -> str:
     return f"{text} (+{more:,} more)" if more > 0 else text
 
 
-def _verdict(d: dict) -> dict:
+def _verdict(d: dict, kind: str = "audit") -> dict:
+    """The banner. A training log is a run that already happened: its verdict is about the run
+    (problems in it, or none), not about whether to train."""
     counts = d["counts"]
     if d["exit_code"] == 2:
         title, css = "Audit incomplete: a check crashed", "crashed"
@@ -116,13 +118,16 @@ def _verdict(d: dict) -> dict:
             if counts[s] and SEVERITIES.index(s) <= SEVERITIES.index(d["fail_on"])
         ]
         n = sum(counts[s] for s in failing)
-        title, css = "Not ready to train", "failed"
+        title = "Problems in this training run" if kind == "curves" else "Not ready to train"
+        css = "failed"
         detail = (
             f"{n} finding{'s' if n != 1 else ''} at or above '{d['fail_on']}': fix "
-            f"{'it' if n == 1 else 'them'} before training."
+            f"{'it' if n == 1 else 'them'} before "
+            f"{'the next run' if kind == 'curves' else 'training'}."
         )
     else:
-        title, css = "Ready to train", "passed"
+        title = "No problem found in this training run" if kind == "curves" else "Ready to train"
+        css = "passed"
         detail = f"Nothing at or above '{d['fail_on']}'." + (
             " Review the findings below." if sum(counts.values()) else ""
         )
@@ -426,7 +431,7 @@ def view_model(data: dict, *, name: str | None = None) -> dict:
         "title": f"datavet audit{label}: {sources}",
         "version": data["version"],
         "duration": f"{data['duration_s']:.2f} s" if data.get("duration_s") is not None else None,
-        "verdict": _verdict(data),
+        "verdict": _verdict(data, kind),
         "datasets": [
             {
                 "split": s,
