@@ -275,7 +275,6 @@ def grouped(
 def _of_items(parts: list[Finding], items: list[ColumnItem], spec: _Grouping) -> list[Finding]:
     if len(items) == 1:
         return [parts[0]]
-    first = parts[0]
     listed = ", ".join(f"{it.column!r} ({it.detail})" for it in items[: spec.shown])
     more = f" (+{len(items) - spec.shown} more)" if len(items) > spec.shown else ""
     metrics: dict[str, float] = {"columns": len(items)}
@@ -297,21 +296,33 @@ def _of_items(parts: list[Finding], items: list[ColumnItem], spec: _Grouping) ->
             if it.n_affected is not None:
                 metrics[f"count[{it.column}]"] = it.n_affected
     return [
-        GroupedFinding(
-            code=first.code,
-            name=first.name,
-            severity=first.severity,
-            message=f"{len(items):,} columns {spec.headline}: {listed}{more}.",
+        _group_of(
+            parts,
+            spec,
+            f"{len(items):,} columns {spec.headline}: {listed}{more}.",
             split=spec.split,
             columns=tuple(it.column for it in items),
             n_affected=n_affected,
-            examples=tuple(sorted(examples)[:5]),
+            examples=examples,
             metrics=metrics,
             hint=spec.hint,
-            parts=tuple(parts),
-            grouping=spec,
         )
     ]
+
+
+def _group_of(parts: list[Finding], spec: _Grouping, message: str, **fields) -> GroupedFinding:
+    """The one finding for ``parts`` (their rule's code, name and severity: the first part's,
+    as every part of a group has its rule's level), remembering how to group them again."""
+    first = parts[0]
+    return GroupedFinding(
+        code=first.code,
+        name=first.name,
+        severity=first.severity,
+        message=message,
+        **{**fields, "examples": tuple(sorted(fields["examples"])[:5])},
+        parts=tuple(parts),
+        grouping=spec,
+    )
 
 
 def group_many(
@@ -345,19 +356,16 @@ def _many(findings: list[Finding], spec: _Grouping) -> list[Finding]:
     for f, n in zip(findings, counts):
         metrics[f"count[{f.columns[0]}]"] = n
     return [
-        GroupedFinding(
-            code=first.code,
-            name=first.name,
-            severity=first.severity,
-            message=f"{len(findings):,} columns {spec.headline} in {first.split}: {listed}{more}.",
+        _group_of(
+            findings,
+            spec,
+            f"{len(findings):,} columns {spec.headline} in {first.split}: {listed}{more}.",
             split=first.split,
             columns=tuple(c for f in findings for c in f.columns),
             n_affected=_bound(counts, examples),
-            examples=tuple(sorted(examples)[:5]),
+            examples=examples,
             metrics=metrics,
             hint=first.hint,
-            parts=tuple(findings),
-            grouping=spec,
         )
     ]
 

@@ -66,13 +66,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     a.add_argument(
         "--extend-select", metavar="CODES", action="append", help="rules to add to the selection"
     )
-    a.add_argument(
-        "--config",
-        metavar="PATH",
-        help="a datavet.toml or pyproject.toml (default: the nearest one above the working "
-        "directory that configures datavet)",
-    )
-    a.add_argument("--isolated", action="store_true", help="ignore every config file")
+    options.add_config_options(a)
     a.add_argument(
         "--group",
         metavar="COL",

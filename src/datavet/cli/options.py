@@ -108,6 +108,18 @@ def add_gate_options(parser: argparse.ArgumentParser, *, default: str | None = "
     )
 
 
+def add_config_options(parser, default: str = "") -> None:
+    """``--config PATH`` and ``--isolated``, as every command that reads the project's
+    configuration takes them (``default``: what is read without either, said in the help)."""
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help="a datavet.toml or pyproject.toml (default: the nearest one above the working "
+        f"directory that configures datavet{default})",
+    )
+    parser.add_argument("--isolated", action="store_true", help="ignore every config file")
+
+
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
 

@@ -47,13 +47,7 @@ def add_parser(sub):
         help="a stage fails when its findings reach this severity (default: the config's "
         "fail-on, else error)",
     )
-    p.add_argument(
-        "--config",
-        metavar="PATH",
-        help="a datavet.toml or pyproject.toml (default: the nearest one above the working "
-        "directory that configures datavet, as for audit)",
-    )
-    p.add_argument("--isolated", action="store_true", help="ignore every config file")
+    options.add_config_options(p, ", as for audit")
     p.add_argument("--seed", type=int, default=0)
     options.add_verbose_option(p)
     return p

@@ -29,6 +29,7 @@ from datavet.sources.base import TableSource, TabularSource
 from datavet.sources.tensor_base import (
     TensorInfo,
     TensorSource,
+    check_dtype,
     is_torch_tensor,
     tensor_to_numpy,
 )
@@ -662,6 +663,9 @@ class HfStreamTensors(TensorSource):
             if first is None:
                 raise InputError(self.name, "no data rows (the stream is empty)")
             x, y = self._arrays(first)
+            check_dtype(x.dtype, f"{self.name}[{self.inputs}]", "inputs")
+            if y is not None:
+                check_dtype(y.dtype, f"{self.name}[{self.label}]", "labels")
             self._info = TensorInfo(
                 sample_shape=tuple(x.shape[1:]),
                 dtype=x.dtype,
