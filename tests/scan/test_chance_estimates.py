@@ -35,7 +35,7 @@ def test_duplicates_follow_each_rows_chance():
     n = 2000
     train = _amounts(rng, n)
     stats = _stats(train)
-    assert all(s.values.exact for s in stats.values())  # the regime the estimate is used in
+    assert all(s.values.exact for s in stats.values())  # exact counts (sketches: see below)
     # only all-zero rows (1/8 of rows) can repeat; all but the first of them do
     expected = n * 0.5**3 - 1
     estimate = rc.chance_duplicates(stats, list("abc"), n)

@@ -83,8 +83,7 @@ class DuplicateRows(Auditor):
                     note = (
                         f" From each column's value counts (taken as independent), about "
                         f"{expected:,.0f} of {profile.rows:,} rows repeat one by chance alone: "
-                        "these are likely "
-                        "distinct examples that coincide, not copies."
+                        "these are likely distinct examples that coincide, not copies."
                     )
                     hint = (
                         "keep natural repeats (dropping them distorts the distribution); drop "

@@ -108,7 +108,7 @@ def add_gate_options(parser: argparse.ArgumentParser, *, default: str | None = "
     )
 
 
-def add_config_options(parser, default: str = "") -> None:
+def add_config_options(parser: argparse.ArgumentParser, default: str = "") -> None:
     """``--config PATH`` and ``--isolated``, as every command that reads the project's
     configuration takes them (``default``: what is read without either, said in the help)."""
     parser.add_argument(

@@ -187,16 +187,17 @@ def _levels(stats, frequent: bool = True, itself: bool = False) -> tuple[np.ndar
     is left out: ``(n - 1) / (N - 1)``, so a value seen once has no chance, and copies the
     split holds cannot make themselves look natural. Else (S001: train's rows stand in for
     fresh test rows) a value seen ``n >= 2`` times has its share ``n / N``. A value seen once
-    is the one guess
-    a share gets badly wrong: ``1 / N`` would make a column of distinct measurements repeat
-    itself. Good and Turing's estimate is used instead: all values seen once together are as
-    likely as twice the values seen twice (``2 n2 / N``, shared among the ``n1`` of them), so a
-    column with no value seen twice never repeats by chance. Beyond the exact counts the
-    Misra-Gries sketch still names the frequent values; the other values share what is left
-    evenly over the sketch's distinct count (text, whole numbers; :func:`_rest_chance`), or
-    count as all distinct (floats). A kept count is short by the sketch's floor: with
-    ``frequent`` only the values on 1% of rows or more keep their own share (the rest is
-    spread evenly); without, every kept value does (its shape kept, its rows short)."""
+    is the one guess a share gets badly wrong: ``1 / N`` would make a column of distinct
+    measurements repeat itself. Good and Turing's estimate is used instead: all values seen
+    once together are as likely as twice the values seen twice (``2 n2 / N``, shared among the
+    ``n1`` of them), so a column with no value seen twice never repeats by chance.
+
+    Beyond the exact counts the Misra-Gries sketch still names the frequent values; the other
+    values share what is left evenly over the sketch's distinct count (text, whole numbers;
+    :func:`_rest_chance`), or count as all distinct (floats). A kept count is short by the
+    sketch's floor: with ``frequent`` only the values on 1% of rows or more keep their own
+    share (the rest is spread evenly); without, every kept value does (its shape kept, its
+    rows short)."""
     own = _shares(stats, frequent)
     rows = max(stats.rows, 1)
     counts = np.fromiter(own.counts.values(), float, len(own.counts))
@@ -309,11 +310,12 @@ def _bin_chance(size: int) -> np.ndarray:
 
 def chance_overlap(train_columns, names, train_rows: int, test_rows: int) -> float:
     """The test rows expected to equal some train row by chance alone, were the test rows
-    fresh draws like train's: each train row's chance ``q`` of equalling another train row (the
-    product over ``names`` of the share of its values among the other rows, as if the columns
-    were independent) stands for a test row's, and ``1 - (1 - q) ** train_rows`` is summed
-    over the test rows. Train's rows stand in for test's so that copies in test do not raise
-    the estimate: a test row copied from train holds values train has, however rare."""
+    fresh draws like train's: each train row's chance ``q`` of equalling a train row (the
+    product over ``names`` of its values' shares in train, as if the columns were independent;
+    :func:`_levels` without ``itself``) stands for a test row's, and
+    ``1 - (1 - q) ** train_rows`` is summed over the test rows. Train's rows stand in for
+    test's so that copies in test do not raise the estimate: a test row copied from train
+    holds values train has, however rare."""
     parts = [train_columns[c] for c in names if c in train_columns]
 
     def expected(frequent: bool) -> float:
